@@ -1,0 +1,8 @@
+//! toolmend: repairs Claude tool calls whose input failed to parse.
+//!
+//! The [`repair`] engine takes one raw tool input and the tool's JSON Schema and answers
+//! `valid`, `repaired` (with every edit) or `refused` (with a reason). The sidecar, the offline
+//! tools and the hook all hand their calls to it.
+
+pub mod repair;
+pub mod schema;

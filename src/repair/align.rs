@@ -1,0 +1,291 @@
+//! Rung 4: the lenient tree coerced to the schema. Bare words become strings, numbers or
+//! literals as the schema asks; bare runs at array positions become arrays; single values at
+//! array positions become one-item arrays. Unions are tried branch by branch: two branches that
+//! fit with different values are two readings, and that is refused.
+
+use super::edit::{total_cost, Edit, EditKind};
+use super::lenient::{Node, NodeKind};
+use super::outcome::{Refusal, RefusalCode};
+use crate::schema::{escape_pointer, Shape, ShapeId, ShapeSet};
+use serde_json::{Map, Value};
+use std::ops::Range;
+
+/// Unions nested in unions deeper than this are not followed.
+const MAX_UNION_DEPTH: usize = 32;
+
+pub struct Aligner<'s> {
+    shapes: &'s ShapeSet,
+}
+
+type Aligned = Result<Value, Refusal>;
+
+impl<'s> Aligner<'s> {
+    pub fn new(shapes: &'s ShapeSet) -> Self {
+        Self { shapes }
+    }
+
+    pub fn align_root(&self, node: &Node, edits: &mut Vec<Edit>) -> Aligned {
+        self.align(node, self.shapes.root(), "", edits, 0)
+    }
+
+    fn align(&self, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+        match self.shapes.get(id) {
+            Shape::Union(branches) if depth < MAX_UNION_DEPTH => {
+                self.align_union(node, branches, pointer, edits, depth + 1)
+            }
+            Shape::Union(_) => Err(Refusal::new(
+                RefusalCode::UnusableSchema,
+                "schema unions nest too deeply",
+                Some(node.span.start),
+            )),
+            _ => self.align_one(node, id, pointer, edits, depth),
+        }
+    }
+
+    fn align_union(&self, node: &Node, branches: &[ShapeId], pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+        let mut fitting: Vec<(Value, Vec<Edit>)> = Vec::new();
+        let mut fallback: Option<Aligned> = None;
+        for &branch in branches {
+            let mut branch_edits = Vec::new();
+            match self.align(node, branch, pointer, &mut branch_edits, depth) {
+                Ok(value) if self.fits(&value, branch, 0) => fitting.push((value, branch_edits)),
+                other => {
+                    fallback.get_or_insert(other.map(|value| {
+                        edits.extend(branch_edits);
+                        value
+                    }));
+                }
+            }
+        }
+        let Some(best) = fitting.iter().min_by_key(|(_, e)| total_cost(e)) else {
+            return fallback.unwrap_or(Ok(Value::Null));
+        };
+        if fitting.iter().any(|(value, _)| value != &best.0) {
+            return Err(Refusal::new(
+                RefusalCode::Ambiguous,
+                format!("the value at '{pointer}' reads differently under two of the schema's alternatives"),
+                Some(node.span.start),
+            ));
+        }
+        edits.extend(best.1.iter().cloned());
+        Ok(best.0.clone())
+    }
+
+    fn align_one(&self, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+        let shape = self.shapes.get(id);
+        match &node.kind {
+            NodeKind::Object(members) => {
+                let mut map = Map::new();
+                for member in members {
+                    let child = self.shapes.property(id, &member.key);
+                    let at = format!("{pointer}/{}", escape_pointer(&member.key));
+                    let value = self.align(&member.value, child, &at, edits, depth)?;
+                    match map.get(&member.key) {
+                        Some(previous) if previous != &value => {
+                            return Err(Refusal::new(
+                                RefusalCode::Ambiguous,
+                                format!("key '{}' is given twice with different values", member.key),
+                                Some(member.key_span.start),
+                            ))
+                        }
+                        Some(_) => edits.push(Edit::new(EditKind::DropDuplicate, member.key_span.start..member.value.span.end, at)),
+                        None => {
+                            map.insert(member.key.clone(), value);
+                        }
+                    }
+                }
+                Ok(Value::Object(map))
+            }
+            NodeKind::Array(items) | NodeKind::List(items) => {
+                let item_shape = self.shapes.items(id);
+                let mut values = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    values.push(self.align(item, item_shape, &format!("{pointer}/{index}"), edits, depth)?);
+                }
+                Ok(Value::Array(values))
+            }
+            NodeKind::Bare(text) => self.bare(text, node.span.clone(), id, pointer, edits, depth),
+            NodeKind::Str(text) => {
+                if matches!(shape, Shape::Array { .. } | Shape::Object(_)) {
+                    if let Some(parsed) = self.stringified(text, id) {
+                        edits.push(Edit::new(EditKind::ParseStringified, node.span.clone(), pointer));
+                        return Ok(parsed);
+                    }
+                }
+                Ok(self.wrap_if_listed(Value::String(text.clone()), node, id, pointer, edits))
+            }
+            NodeKind::Number(number) => Ok(self.wrap_if_listed(Value::Number(number.clone()), node, id, pointer, edits)),
+            NodeKind::Bool(flag) => Ok(self.wrap_if_listed(Value::Bool(*flag), node, id, pointer, edits)),
+            NodeKind::Null => Ok(Value::Null),
+        }
+    }
+
+    /// A single value where the schema wants an array of such values: a one-item array.
+    fn wrap_if_listed(&self, value: Value, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>) -> Value {
+        if let Shape::Array { items } = self.shapes.get(id) {
+            if self.fits(&value, *items, 0) {
+                edits.push(Edit::new(EditKind::WrapInArray, node.span.clone(), pointer));
+                return Value::Array(vec![value]);
+            }
+        }
+        value
+    }
+
+    /// A string holding strict JSON of the shape expected here (`"[\"a\"]"` for an array).
+    fn stringified(&self, text: &str, id: ShapeId) -> Option<Value> {
+        let trimmed = text.trim();
+        if !(trimmed.starts_with('[') || trimmed.starts_with('{')) {
+            return None;
+        }
+        serde_json::from_str::<Value>(trimmed).ok().filter(|v| self.fits(v, id, 0))
+    }
+
+    /// Unquoted text, read as the schema asks.
+    fn bare(&self, text: &str, span: Range<usize>, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+        let mut note = |kind| edits.push(Edit::new(kind, span.clone(), pointer));
+        let value = match (self.shapes.get(id), text) {
+            (Shape::Boolean | Shape::Any, "True" | "False") => {
+                note(EditKind::ForeignLiteral);
+                Value::Bool(text == "True")
+            }
+            (Shape::Null | Shape::Any, "None" | "undefined") => {
+                note(EditKind::ForeignLiteral);
+                Value::Null
+            }
+            (Shape::Integer | Shape::Number, _) => match text.parse::<serde_json::Number>() {
+                Ok(number) => {
+                    note(EditKind::BareNumber);
+                    Value::Number(number)
+                }
+                Err(_) => {
+                    note(EditKind::BareString);
+                    Value::String(text.to_string())
+                }
+            },
+            (Shape::Literal(allowed), _) => {
+                note(EditKind::BareString);
+                allowed
+                    .iter()
+                    .find(|v| v.as_str() == Some(text) || (!v.is_string() && v.to_string() == text))
+                    .cloned()
+                    .unwrap_or_else(|| Value::String(text.to_string()))
+            }
+            (Shape::Array { items }, _) => {
+                note(EditKind::BareList);
+                return self.bare_list(text, span.start, *items, pointer, depth);
+            }
+            _ => {
+                note(EditKind::BareString);
+                Value::String(text.to_string())
+            }
+        };
+        Ok(value)
+    }
+
+    /// A bare run at an array position: items split on top-level commas (never on spaces).
+    fn bare_list(&self, text: &str, offset: usize, items: ShapeId, pointer: &str, depth: usize) -> Aligned {
+        let mut values = Vec::new();
+        for (index, (start, piece)) in split_top_level(text).into_iter().enumerate() {
+            let span = offset + start..offset + start + piece.len();
+            let kind = match quoted_content(piece) {
+                Some(content) => NodeKind::Str(content),
+                None => NodeKind::Bare(piece.to_string()),
+            };
+            let node = Node { span, kind };
+            // The list's one edit covers its items.
+            let mut item_edits = Vec::new();
+            values.push(self.align(&node, items, &format!("{pointer}/{index}"), &mut item_edits, depth)?);
+        }
+        Ok(Value::Array(values))
+    }
+
+    /// Whether `value` has the shape `id` describes, as far as guiding a choice needs; the
+    /// validator still has the last word.
+    pub fn fits(&self, value: &Value, id: ShapeId, depth: usize) -> bool {
+        if depth > MAX_UNION_DEPTH * 4 {
+            return true;
+        }
+        match (self.shapes.get(id), value) {
+            (Shape::Any | Shape::Pending, _) => true,
+            (Shape::Union(branches), _) => branches.iter().any(|b| self.fits(value, *b, depth + 1)),
+            (Shape::Object(object), Value::Object(map)) => {
+                object.required.iter().all(|key| map.contains_key(key))
+                    && map.iter().all(|(key, v)| match object.property(key).or(object.additional) {
+                        Some(child) => self.fits(v, child, depth + 1),
+                        None => false,
+                    })
+            }
+            (Shape::Array { items }, Value::Array(list)) => list.iter().all(|v| self.fits(v, *items, depth + 1)),
+            (Shape::String { allowed }, Value::String(s)) => allowed.as_ref().is_none_or(|a| a.contains(s)),
+            (Shape::Integer, Value::Number(n)) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+            (Shape::Number, Value::Number(_)) | (Shape::Boolean, Value::Bool(_)) | (Shape::Null, Value::Null) => true,
+            (Shape::Literal(allowed), v) => allowed.contains(v),
+            _ => false,
+        }
+    }
+}
+
+/// Splits on commas outside quotes and brackets; pieces trimmed, empty pieces dropped.
+fn split_top_level(text: &str) -> Vec<(usize, &str)> {
+    let mut pieces = Vec::new();
+    let (mut depth, mut quote, mut escaped, mut start) = (0usize, None, false, 0);
+    let mut push = |from: usize, to: usize| {
+        let raw = &text[from..to];
+        let lead = raw.len() - raw.trim_start().len();
+        let piece = raw.trim();
+        if !piece.is_empty() {
+            pieces.push((from + lead, piece));
+        }
+    };
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (None, '"' | '\'') if text[start..i].trim().is_empty() => quote = Some(c),
+            (None, '[' | '{' | '(') => depth += 1,
+            (None, ']' | '}' | ')') => depth = depth.saturating_sub(1),
+            (None, ',') if depth == 0 => {
+                push(start, i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        escaped = false;
+    }
+    push(start, text.len());
+    pieces
+}
+
+/// The content of a piece that is exactly one quoted string.
+fn quoted_content(piece: &str) -> Option<String> {
+    if piece.len() >= 2 && piece.starts_with('"') && piece.ends_with('"') {
+        return serde_json::from_str(piece).ok();
+    }
+    if piece.len() >= 2 && piece.starts_with('\'') && piece.ends_with('\'') && !piece[1..piece.len() - 1].contains('\'') {
+        return Some(piece[1..piece.len() - 1].to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_top_level_commas_only() {
+        let table: &[(&str, &[&str])] = &[
+            ("wireless earbuds, noise cancelling", &["wireless earbuds", "noise cancelling"]),
+            ("token machine payout percentage", &["token machine payout percentage"]),
+            ("a, \"b, c\", d,", &["a", "\"b, c\"", "d"]),
+            ("f(a, b), c", &["f(a, b)", "c"]),
+            ("it's, x", &["it's", "x"]),
+        ];
+        for (text, expected) in table {
+            let pieces: Vec<&str> = split_top_level(text).into_iter().map(|(_, p)| p).collect();
+            assert_eq!(&pieces, expected, "{text:?}");
+        }
+    }
+}

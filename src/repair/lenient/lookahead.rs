@@ -1,0 +1,133 @@
+//! Side-effect-free looks ahead: where a value may end, where a key starts, what text around
+//! the object may be dropped. Each look is bounded so the whole parse stays linear.
+
+use super::parser::{FrameKind, Parser};
+use crate::repair::lexeme;
+
+/// Longest quoted key a look ahead will scan for.
+const MAX_KEY_LOOKAHEAD: usize = 256;
+
+pub(super) fn is_closer(byte: u8) -> bool {
+    matches!(byte, b'}' | b']')
+}
+
+impl Parser<'_> {
+    /// Skips whitespace and comments without recording anything.
+    pub(super) fn skip_ws_quiet(&self, mut pos: usize) -> usize {
+        while pos < self.src.len() {
+            let rest = &self.src[pos..];
+            match lexeme::whitespace_len(rest).or_else(|| lexeme::comment_len(rest)) {
+                Some(len) => pos += len,
+                None => break,
+            }
+        }
+        pos
+    }
+
+    /// If a key followed by `:` starts at `pos`, the position after the colon. Quoted keys of
+    /// any name count; an unquoted word counts only where `allow_bare` and it is a key the
+    /// enclosing object declares (any word, when it declares none).
+    pub(super) fn key_colon_at(&self, pos: usize, allow_bare: bool) -> Option<usize> {
+        let bytes = self.src.as_bytes();
+        let first = *bytes.get(pos)?;
+        let after_key = if first == b'"' || first == b'\'' {
+            let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
+            let close = bytes[pos + 1..limit]
+                .iter()
+                .position(|&b| b == first || b == b'\n')
+                .map(|i| pos + 1 + i)?;
+            if bytes[close] != first {
+                return None;
+            }
+            close + 1
+        } else if allow_bare {
+            let len = lexeme::identifier_len(&self.src[pos..])?;
+            let word = &self.src[pos..pos + len];
+            if !self.is_known_key(word) {
+                return None;
+            }
+            pos + len
+        } else {
+            return None;
+        };
+        let colon = self.skip_ws_quiet(after_key);
+        if bytes.get(colon) != Some(&b':') || self.src[colon..].starts_with("://") {
+            return None;
+        }
+        Some(colon + 1)
+    }
+
+    fn is_known_key(&self, word: &str) -> bool {
+        match self.object_keys() {
+            Some(keys) => keys.contains(&word),
+            None => true,
+        }
+    }
+
+    /// Whether a value may end at `pos`: what follows continues the enclosing container.
+    pub(super) fn value_ends_at(&self, pos: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        let p = self.skip_ws_quiet(pos);
+        let Some(&byte) = bytes.get(p) else {
+            return true;
+        };
+        let in_object = self.innermost() == Some(FrameKind::Object);
+        match byte {
+            b',' if in_object => {
+                let q = self.skip_ws_quiet(p + 1);
+                q >= bytes.len() || is_closer(bytes[q]) || self.key_colon_at(q, true).is_some()
+            }
+            b',' => true,
+            b'}' | b']' => self.closer_ok(p),
+            _ => {
+                let newline = self.src[pos..p].contains('\n');
+                self.innermost().is_some() && self.key_colon_at(p, newline).is_some()
+            }
+        }
+    }
+
+    /// Whether the closer at `pos` can end the innermost container: what follows it continues
+    /// the parent (or, at the top, is the end or text that may be dropped).
+    pub(super) fn closer_ok(&self, pos: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        let r = self.skip_ws_quiet(pos + 1);
+        let Some(&next) = bytes.get(r) else {
+            return true;
+        };
+        if matches!(next, b',' | b'}' | b']') {
+            return true;
+        }
+        let outer_frames = self.frames.iter().filter(|f| f.kind != FrameKind::List).count();
+        outer_frames <= 1 && (next == b'{' || next == b'`' || self.droppable(&self.src[r..]))
+    }
+
+    /// Text around the object that holds nothing of it: no quotes, brackets or braces, and no
+    /// `key:` naming one of the object's keys.
+    pub(super) fn droppable(&self, text: &str) -> bool {
+        if text.bytes().any(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']')) {
+            return false;
+        }
+        let keys = self.shapes.known_keys(self.shapes.root());
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        while start < bytes.len() {
+            if let Some(len) = lexeme::identifier_len(&text[start..]) {
+                let word = &text[start..start + len];
+                let after = text[start + len..].trim_start_matches([' ', '\t']);
+                if let Some(value) = after.strip_prefix(':') {
+                    let names_key = match &keys {
+                        Some(keys) => keys.contains(&word),
+                        None => !value.trim().is_empty(),
+                    };
+                    if names_key {
+                        return false;
+                    }
+                }
+                start += len;
+            } else {
+                start += text[start..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        true
+    }
+}

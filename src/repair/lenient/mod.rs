@@ -1,0 +1,35 @@
+//! The grammar-guided lenient parse (rung 3 of the ladder): a superset of JSON read into a tree
+//! with byte spans. The schema guides it where JSON's own structure is missing: sibling key
+//! names end bare runs and unescaped quotes, and array positions read unbracketed lists.
+
+mod lookahead;
+mod parser;
+mod string;
+mod tree;
+
+pub use parser::{parse_document, Document, ParseOptions};
+pub use tree::{Member, Node, NodeKind};
+
+use super::outcome::{Refusal, RefusalCode};
+
+/// Where and why the text does not follow the lenient grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub code: RefusalCode,
+    pub message: String,
+    pub position: usize,
+}
+
+impl SyntaxError {
+    fn new(code: RefusalCode, message: impl Into<String>, position: usize) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            position,
+        }
+    }
+
+    pub fn into_refusal(self) -> Refusal {
+        Refusal::new(self.code, self.message, Some(self.position))
+    }
+}

@@ -1,0 +1,473 @@
+//! The recursive part of the lenient grammar: document, object, array, unbracketed list,
+//! scalar and bare run. Each rule takes a byte position and returns the node and the position
+//! after it; every deviation from JSON is recorded as an edit.
+
+use super::lookahead::is_closer;
+use super::tree::{Member, Node, NodeKind};
+use super::SyntaxError;
+use crate::repair::edit::{Edit, EditKind};
+use crate::repair::lexeme;
+use crate::repair::outcome::RefusalCode;
+use crate::schema::{escape_pointer, ShapeId, ShapeSet};
+use std::ops::Range;
+
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions {
+    /// Containers nested deeper than this are refused.
+    pub max_depth: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        Self { max_depth: 128 }
+    }
+}
+
+/// The parse of a whole input: the object, any further top-level objects (duplicates or
+/// rivals, for the caller to compare), and the edits.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub root: Node,
+    pub rivals: Vec<Node>,
+    pub edits: Vec<Edit>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FrameKind {
+    Object,
+    Array,
+    /// An unbracketed list at an object member's value.
+    List,
+}
+
+pub(super) struct Frame<'s> {
+    pub kind: FrameKind,
+    /// Declared keys (objects only); `None` when any key may appear.
+    pub keys: Option<Vec<&'s str>>,
+}
+
+pub(super) struct Parser<'s> {
+    pub src: &'s str,
+    pub shapes: &'s ShapeSet,
+    pub frames: Vec<Frame<'s>>,
+    pub edits: Vec<Edit>,
+    path: Vec<String>,
+    options: ParseOptions,
+}
+
+type Parsed = Result<(Node, usize), SyntaxError>;
+
+pub fn parse_document(src: &str, shapes: &ShapeSet, options: ParseOptions) -> Result<Document, SyntaxError> {
+    let mut parser = Parser {
+        src,
+        shapes,
+        frames: Vec::new(),
+        edits: Vec::new(),
+        path: Vec::new(),
+        options,
+    };
+    parser.document()
+}
+
+impl<'s> Parser<'s> {
+    pub(super) fn innermost(&self) -> Option<FrameKind> {
+        self.frames.last().map(|f| f.kind)
+    }
+
+    pub(super) fn object_keys(&self) -> Option<&[&'s str]> {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| f.kind == FrameKind::Object)
+            .and_then(|f| f.keys.as_deref())
+    }
+
+    pub(super) fn pointer(&self) -> String {
+        self.path.iter().map(|s| format!("/{s}")).collect()
+    }
+
+    pub(super) fn edit(&mut self, kind: EditKind, span: Range<usize>) {
+        let pointer = self.pointer();
+        self.edits.push(Edit::new(kind, span, pointer));
+    }
+
+    fn error<T>(&self, message: impl Into<String>, at: usize) -> Result<T, SyntaxError> {
+        Err(SyntaxError::new(RefusalCode::Syntax, message, at))
+    }
+
+    fn byte(&self, pos: usize) -> Option<u8> {
+        self.src.as_bytes().get(pos).copied()
+    }
+
+    /// Skips whitespace and comments, recording each comment as dropped.
+    fn skip_ws(&mut self, mut pos: usize) -> usize {
+        loop {
+            let rest = &self.src[pos..];
+            if let Some(len) = lexeme::whitespace_len(rest) {
+                pos += len;
+            } else if let Some(len) = lexeme::comment_len(rest) {
+                self.edit(EditKind::DropComment, pos..pos + len);
+                pos += len;
+            } else {
+                return pos;
+            }
+        }
+    }
+
+    /// `document = prefix? (object | members) suffix*`
+    fn document(&mut self) -> Result<Document, SyntaxError> {
+        // The CLI drops one leading byte-order mark itself; so do we, without an edit.
+        let start = if self.src.starts_with('\u{feff}') { 3 } else { 0 };
+        let pos = self.skip_ws(start);
+        let root_shape = self.shapes.root();
+        let (root, mut pos) = match self.byte(pos) {
+            Some(b'{') => self.object(pos, root_shape, false)?,
+            _ if self.key_colon_at(pos, true).is_some() && self.shapes.known_keys(root_shape).is_some() => {
+                self.edit(EditKind::InsertOpenBrace, pos..pos);
+                self.object(pos, root_shape, true)?
+            }
+            _ => {
+                let Some(open) = self.src[pos..].find('{').map(|i| pos + i) else {
+                    return Err(SyntaxError::new(RefusalCode::NoObject, "no JSON object in the input", pos));
+                };
+                if !self.droppable(&self.src[pos..open]) {
+                    return self.error("text before the object looks like part of it", pos);
+                }
+                self.edit(EditKind::DropPrefix, pos..open);
+                self.object(open, root_shape, false)?
+            }
+        };
+        let mut rivals = Vec::new();
+        loop {
+            pos = self.skip_ws(pos);
+            match self.byte(pos) {
+                None => break,
+                Some(b'}' | b']') => {
+                    self.edit(EditKind::DropStrayCloser, pos..pos + 1);
+                    pos += 1;
+                }
+                Some(b'{') => {
+                    // A second object: the caller keeps it only if it reads the same.
+                    let mark = self.edits.len();
+                    let (rival, end) = self.object(pos, root_shape, false)?;
+                    self.edits.truncate(mark);
+                    self.edit(EditKind::DropDuplicate, pos..end);
+                    rivals.push(rival);
+                    pos = end;
+                }
+                Some(_) => {
+                    let rest = &self.src[pos..];
+                    let len = lexeme::fence_len(rest).unwrap_or(rest.len());
+                    if !self.droppable(&rest[..len]) {
+                        return self.error("unexpected text after the object", pos);
+                    }
+                    self.edit(EditKind::DropSuffix, pos..pos + len);
+                    pos += len;
+                }
+            }
+        }
+        Ok(Document {
+            root,
+            rivals,
+            edits: std::mem::take(&mut self.edits),
+        })
+    }
+
+    fn enter(&mut self, kind: FrameKind, keys: Option<Vec<&'s str>>, at: usize) -> Result<(), SyntaxError> {
+        if self.frames.len() >= self.options.max_depth {
+            return Err(SyntaxError::new(
+                RefusalCode::TooDeep,
+                format!("nesting deeper than {} levels", self.options.max_depth),
+                at,
+            ));
+        }
+        self.frames.push(Frame { kind, keys });
+        Ok(())
+    }
+
+    /// Closes a container at a closer that belongs to an enclosing one: inserted closer.
+    fn enclosing_expects(&self, closer: u8) -> bool {
+        let wanted = if closer == b'}' { FrameKind::Object } else { FrameKind::Array };
+        self.frames.iter().rev().skip(1).any(|f| f.kind == wanted)
+    }
+
+    /// `object = "{" ws (member (sep member)*)? sep? close`; with `implicit`, the `{` is missing.
+    fn object(&mut self, open: usize, shape: ShapeId, implicit: bool) -> Parsed {
+        self.enter(FrameKind::Object, self.shapes.known_keys(shape), open)?;
+        let mut pos = if implicit { open } else { open + 1 };
+        let mut members: Vec<Member> = Vec::new();
+        let mut separated = true;
+        let mut trailing_comma = None;
+        let end = loop {
+            pos = self.skip_ws(pos);
+            let Some(byte) = self.byte(pos) else {
+                self.edit(EditKind::InsertCloser, pos..pos);
+                break pos;
+            };
+            match byte {
+                b'}' => break pos + 1,
+                b']' if self.enclosing_expects(b']') => {
+                    self.edit(EditKind::InsertCloser, pos..pos);
+                    break pos;
+                }
+                b']' => {
+                    self.edit(EditKind::ReplaceCloser, pos..pos + 1);
+                    break pos + 1;
+                }
+                b',' => {
+                    if separated {
+                        self.edit(EditKind::DropComma, pos..pos + 1);
+                    } else {
+                        trailing_comma = Some(pos);
+                    }
+                    separated = true;
+                    pos += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            if !separated {
+                self.edit(EditKind::InsertComma, pos..pos);
+            }
+            trailing_comma = None;
+            let (member, after) = self.member(pos, shape)?;
+            members.push(member);
+            pos = self.skip_ws(after);
+            separated = false;
+            match self.byte(pos) {
+                None | Some(b',' | b'}' | b']') => {}
+                Some(_) if self.key_colon_at(pos, true).is_some() => {}
+                Some(_) => {
+                    self.frames.pop();
+                    return self.error("expected ',' or '}' after a member", pos);
+                }
+            }
+        };
+        if let Some(comma) = trailing_comma {
+            self.edit(EditKind::DropComma, comma..comma + 1);
+        }
+        self.frames.pop();
+        Ok((Node { span: open..end, kind: NodeKind::Object(members) }, end))
+    }
+
+    /// `member = key ws ":"? ws value`
+    fn member(&mut self, pos: usize, object_shape: ShapeId) -> Result<(Member, usize), SyntaxError> {
+        let (key, key_end) = self.key(pos)?;
+        let key_span = pos..key_end;
+        let mut after = self.skip_ws(key_end);
+        if self.byte(after) == Some(b':') {
+            after += 1;
+        } else if matches!(self.byte(after), Some(b'"' | b'\'' | b'{' | b'[')) && after > key_end {
+            // `"title" "x"`: a key, a space, a value: the colon is missing.
+            self.edit(EditKind::InsertColon, key_end..key_end);
+        } else {
+            return self.error(format!("expected ':' after key '{key}'"), after);
+        }
+        let value_pos = self.skip_ws(after);
+        let value_shape = self.shapes.property(object_shape, &key);
+        self.path.push(escape_pointer(&key));
+        let value = self.member_value(value_pos, value_shape);
+        self.path.pop();
+        let (value, end) = value?;
+        Ok((Member { key, key_span, value }, end))
+    }
+
+    /// `key = string | "'" ... "'" | identifier`
+    fn key(&mut self, pos: usize) -> Result<(String, usize), SyntaxError> {
+        match self.byte(pos) {
+            Some(quote @ (b'"' | b'\'')) => {
+                let (text, end) = self.string(pos, quote, true)?;
+                Ok((text, end))
+            }
+            _ => match lexeme::identifier_len(&self.src[pos..]) {
+                Some(len) => {
+                    self.edit(EditKind::QuoteKey, pos..pos + len);
+                    Ok((self.src[pos..pos + len].to_string(), pos + len))
+                }
+                None => self.error("expected a key", pos),
+            },
+        }
+    }
+
+    /// A member's value; where the schema expects an array, commas after the first value
+    /// continue an unbracketed list rather than the object.
+    fn member_value(&mut self, pos: usize, shape: ShapeId) -> Parsed {
+        let (first, end) = self.value(pos, shape)?;
+        let scalar = !matches!(first.kind, NodeKind::Object(_) | NodeKind::Array(_) | NodeKind::Bare(_));
+        if !scalar || !self.shapes.expects_list(shape) || !self.continues_list(end) {
+            return Ok((first, end));
+        }
+        self.enter(FrameKind::List, None, pos)?;
+        let items = self.items(vec![first], end, self.shapes.items(shape));
+        self.frames.pop();
+        let (items, end) = items?;
+        self.edit(EditKind::UnbracketedList, pos..end);
+        Ok((Node { span: pos..end, kind: NodeKind::List(items) }, end))
+    }
+
+    /// After a value at `pos`: a comma followed by another value, not by a key or a closer.
+    fn continues_list(&self, pos: usize) -> bool {
+        let p = self.skip_ws_quiet(pos);
+        if self.byte(p) != Some(b',') {
+            return false;
+        }
+        let q = self.skip_ws_quiet(p + 1);
+        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_colon_at(q, true).is_none()
+    }
+
+    /// Items of an unbracketed list after the first, up to a key, a closer or the end.
+    fn items(&mut self, mut items: Vec<Node>, mut pos: usize, item_shape: ShapeId) -> Result<(Vec<Node>, usize), SyntaxError> {
+        while self.continues_list(pos) {
+            let comma = self.skip_ws_quiet(pos);
+            let start = self.skip_ws(comma + 1);
+            self.path.push(items.len().to_string());
+            let item = self.value(start, item_shape);
+            self.path.pop();
+            let (item, end) = item?;
+            items.push(item);
+            pos = end;
+        }
+        Ok((items, pos))
+    }
+
+    /// `array = "[" ws (value (sep value)*)? sep? close`
+    fn array(&mut self, open: usize, shape: ShapeId) -> Parsed {
+        self.enter(FrameKind::Array, None, open)?;
+        let item_shape = self.shapes.items(shape);
+        let in_object = self.frames.iter().rev().skip(1).any(|f| f.kind == FrameKind::Object);
+        let mut pos = open + 1;
+        let mut items = Vec::new();
+        let mut separated = true;
+        let mut trailing_comma = None;
+        let end = loop {
+            pos = self.skip_ws(pos);
+            let Some(byte) = self.byte(pos) else {
+                self.edit(EditKind::InsertCloser, pos..pos);
+                break pos;
+            };
+            match byte {
+                b']' => break pos + 1,
+                b'}' if self.enclosing_expects(b'}') => {
+                    self.edit(EditKind::InsertCloser, pos..pos);
+                    break pos;
+                }
+                b'}' => {
+                    self.edit(EditKind::ReplaceCloser, pos..pos + 1);
+                    break pos + 1;
+                }
+                b',' => {
+                    let next = self.skip_ws_quiet(pos + 1);
+                    if in_object && self.key_colon_at(next, true).is_some() {
+                        // `["a", "pinned": false`: the array was never closed.
+                        self.edit(EditKind::InsertCloser, pos..pos);
+                        break pos;
+                    }
+                    if separated {
+                        self.edit(EditKind::DropComma, pos..pos + 1);
+                    } else {
+                        trailing_comma = Some(pos);
+                    }
+                    separated = true;
+                    pos += 1;
+                    continue;
+                }
+                _ if in_object && self.key_colon_at(pos, true).is_some() => {
+                    self.edit(EditKind::InsertCloser, pos..pos);
+                    break pos;
+                }
+                _ => {}
+            }
+            if !separated {
+                if !matches!(byte, b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9') {
+                    self.frames.pop();
+                    return self.error("expected ',' or ']' after an item", pos);
+                }
+                self.edit(EditKind::InsertComma, pos..pos);
+            }
+            trailing_comma = None;
+            self.path.push(items.len().to_string());
+            let item = self.value(pos, item_shape);
+            self.path.pop();
+            let (item, after) = item?;
+            items.push(item);
+            pos = after;
+            separated = false;
+        };
+        if let Some(comma) = trailing_comma {
+            self.edit(EditKind::DropComma, comma..comma + 1);
+        }
+        self.frames.pop();
+        Ok((Node { span: open..end, kind: NodeKind::Array(items) }, end))
+    }
+
+    /// `value = object | array | string | number | literal | bare_run`
+    pub(super) fn value(&mut self, pos: usize, shape: ShapeId) -> Parsed {
+        let Some(byte) = self.byte(pos) else {
+            return self.error("expected a value, found the end", pos);
+        };
+        match byte {
+            b'{' => return self.object(pos, shape, false),
+            b'[' => return self.array(pos, shape),
+            b'"' | b'\'' => {
+                let (text, end) = self.string(pos, byte, false)?;
+                return Ok((Node { span: pos..end, kind: NodeKind::Str(text) }, end));
+            }
+            b',' | b'}' | b']' | b':' => return self.error("expected a value", pos),
+            _ => {}
+        }
+        let rest = &self.src[pos..];
+        if let Some(len) = lexeme::number_len(rest) {
+            if self.value_ends_at(pos + len) {
+                if let Ok(number) = rest[..len].parse::<serde_json::Number>() {
+                    return Ok((Node { span: pos..pos + len, kind: NodeKind::Number(number) }, pos + len));
+                }
+            }
+        }
+        if let Some(len) = lexeme::literal_len(rest) {
+            if self.value_ends_at(pos + len) {
+                let kind = match &rest[..len] {
+                    "true" => NodeKind::Bool(true),
+                    "false" => NodeKind::Bool(false),
+                    _ => NodeKind::Null,
+                };
+                return Ok((Node { span: pos..pos + len, kind }, pos + len));
+            }
+        }
+        self.bare_run(pos)
+    }
+
+    /// `bare_run = (any char up to a terminator)+`: unquoted text, ended by what would
+    /// continue the enclosing container (in an object: a comma or line break before a key).
+    fn bare_run(&mut self, start: usize) -> Parsed {
+        let bytes = self.src.as_bytes();
+        let kind = self.innermost();
+        let mut i = start;
+        while i < bytes.len() {
+            let byte = bytes[i];
+            let ends = match byte {
+                b',' if kind != Some(FrameKind::Object) => true,
+                b',' => {
+                    let q = self.skip_ws_quiet(i + 1);
+                    q >= bytes.len() || is_closer(bytes[q]) || self.key_colon_at(q, true).is_some()
+                }
+                b'}' | b']' => self.closer_ok(i),
+                b' ' | b'\t' | b'\r' | b'\n' => {
+                    let q = self.skip_ws_quiet(i);
+                    let newline = self.src[i..q].contains('\n');
+                    q >= bytes.len() || self.key_colon_at(q, newline).is_some()
+                }
+                _ => false,
+            };
+            if ends {
+                break;
+            }
+            i += 1;
+        }
+        let text = self.src[start..i].trim_end();
+        if text.is_empty() {
+            return self.error("expected a value", start);
+        }
+        let end = start + text.len();
+        Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))
+    }
+}

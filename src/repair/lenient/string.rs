@@ -1,0 +1,163 @@
+//! `string = quote (char | escape | inner_quote | control)* quote?`
+//!
+//! A quote ends the string where what follows continues the enclosing container. The first
+//! quote followed by other text (a letter, another quote) starts the inner-quote reading: the
+//! string runs on to the next quote that is followed by a valid continuation. If there is none,
+//! the standard reading (end at the first quote) stands and the structure decides.
+
+use super::parser::Parser;
+use super::SyntaxError;
+use crate::repair::edit::EditKind;
+use crate::repair::outcome::RefusalCode;
+use std::ops::Range;
+
+/// The standard reading, kept while the inner-quote reading is tried.
+struct Checkpoint {
+    quote: usize,
+    text_len: usize,
+    edits_len: usize,
+}
+
+impl Parser<'_> {
+    pub(super) fn string(&mut self, open: usize, quote: u8, key: bool) -> Result<(String, usize), SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let mut text = String::new();
+        let mut edits: Vec<(EditKind, Range<usize>)> = Vec::new();
+        let mut standard: Option<Checkpoint> = None;
+        let mut letter_escape = false;
+        let mut invalid_escape = None;
+        let mut i = open + 1;
+        let end = loop {
+            let Some(&byte) = bytes.get(i) else {
+                if let Some(checkpoint) = standard {
+                    text.truncate(checkpoint.text_len);
+                    edits.truncate(checkpoint.edits_len);
+                    break checkpoint.quote + 1;
+                }
+                if key {
+                    return Err(SyntaxError::new(RefusalCode::Syntax, "unterminated key", open));
+                }
+                if text.trim_end().ends_with(['}', ']']) {
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "unterminated string ending in a closer: where it ends is unclear",
+                        open,
+                    ));
+                }
+                edits.push((EditKind::CloseString, i..i));
+                break i;
+            };
+            if byte == b'\\' {
+                let (consumed, letter) = self.escape(i, quote, &mut text)?;
+                if consumed == 1 {
+                    edits.push((EditKind::KeepBackslash, i..i + 1));
+                    invalid_escape.get_or_insert(i);
+                }
+                letter_escape |= letter;
+                i += consumed;
+            } else if byte == quote {
+                if key || self.value_ends_at(i + 1) {
+                    break i + 1;
+                }
+                if standard.is_none() {
+                    let next = self.skip_ws_quiet(i + 1);
+                    if matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']')) {
+                        break i + 1;
+                    }
+                    standard = Some(Checkpoint {
+                        quote: i,
+                        text_len: text.len(),
+                        edits_len: edits.len(),
+                    });
+                }
+                edits.push((EditKind::EscapeInnerQuote, i..i + 1));
+                text.push(byte as char);
+                i += 1;
+            } else if byte < 0x20 {
+                edits.push((EditKind::EscapeControlChar, i..i + 1));
+                text.push(byte as char);
+                i += 1;
+            } else {
+                let run = bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\\' || b == quote || b < 0x20)
+                    .map_or(bytes.len(), |n| i + n);
+                text.push_str(&self.src[i..run]);
+                i = run;
+            }
+        };
+        if let (true, Some(at)) = (letter_escape, invalid_escape) {
+            if edits.iter().any(|(kind, span)| *kind == EditKind::KeepBackslash && span.start == at) {
+                return Err(SyntaxError::new(
+                    RefusalCode::Ambiguous,
+                    "string mixes JSON escapes with backslashes that escape nothing",
+                    at,
+                ));
+            }
+        }
+        for (kind, span) in edits {
+            self.edit(kind, span);
+        }
+        if quote == b'\'' {
+            self.edit(EditKind::SingleToDoubleQuotes, open..end);
+        }
+        Ok((text, end))
+    }
+
+    /// Decodes the escape at `at` into `text`. Returns the bytes consumed (1 when the backslash
+    /// starts no escape and is kept literally) and whether it was a letter escape (`\n`, `\u..`).
+    fn escape(&self, at: usize, quote: u8, text: &mut String) -> Result<(usize, bool), SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let decoded = match bytes.get(at + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'\'') if quote == b'\'' => '\'',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => match self.unicode_escape(at)? {
+                Some((ch, len)) => {
+                    text.push(ch);
+                    return Ok((len, true));
+                }
+                None => {
+                    text.push('\\');
+                    return Ok((1, false));
+                }
+            },
+            _ => {
+                text.push('\\');
+                return Ok((1, false));
+            }
+        };
+        text.push(decoded);
+        Ok((2, decoded.is_ascii_alphabetic() || decoded.is_ascii_control()))
+    }
+
+    /// `\uXXXX`, with a surrogate pair as one character. `None` when the hex digits are missing.
+    fn unicode_escape(&self, at: usize) -> Result<Option<(char, usize)>, SyntaxError> {
+        let hex = |from: usize| {
+            self.src
+                .get(from..from + 4)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        let Some(unit) = hex(at + 2) else {
+            return Ok(None);
+        };
+        if let Some(ch) = char::from_u32(unit) {
+            return Ok(Some((ch, 6)));
+        }
+        let low = (self.src.get(at + 6..at + 8) == Some("\\u")).then(|| hex(at + 8)).flatten();
+        match low {
+            Some(low) if (0xD800..0xDC00).contains(&unit) && (0xDC00..0xE000).contains(&low) => {
+                let combined = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                Ok(char::from_u32(combined).map(|ch| (ch, 12)))
+            }
+            _ => Err(SyntaxError::new(RefusalCode::Syntax, "lone surrogate in a \\u escape", at)),
+        }
+    }
+}

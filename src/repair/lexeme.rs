@@ -1,0 +1,111 @@
+//! The grammar's terminals (grammars/tool-input.ebnf), as `nom` parsers over `&str`.
+//! Each returns how many bytes it matched, so callers keep byte offsets into the raw input.
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_until, take_while, take_while1};
+use nom::character::complete::{char, digit0, digit1, one_of, satisfy};
+use nom::combinator::{opt, recognize};
+use nom::sequence::pair;
+use nom::{IResult, Parser};
+
+type Lex<'a> = IResult<&'a str, &'a str>;
+
+/// `number = "-"? ("0" | [1-9][0-9]*) ("." [0-9]+)? ([eE] [+-]? [0-9]+)?`
+fn number(input: &str) -> Lex<'_> {
+    recognize((
+        opt(char('-')),
+        alt((tag("0"), recognize(pair(one_of("123456789"), digit0)))),
+        opt(pair(char('.'), digit1)),
+        opt((one_of("eE"), opt(one_of("+-")), digit1)),
+    ))
+    .parse(input)
+}
+
+/// `literal = "true" | "false" | "null"`
+fn literal(input: &str) -> Lex<'_> {
+    alt((tag("true"), tag("false"), tag("null"))).parse(input)
+}
+
+/// `identifier = [A-Za-z_$] [A-Za-z0-9_$.-]*` (unquoted keys and bare words)
+fn identifier(input: &str) -> Lex<'_> {
+    recognize(pair(
+        satisfy(|c| c.is_alphabetic() || c == '_' || c == '$'),
+        take_while(|c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | '-' | '.')),
+    ))
+    .parse(input)
+}
+
+/// `comment = "//" [^\n]* | "/*" ... "*/"`
+fn comment(input: &str) -> Lex<'_> {
+    alt((
+        recognize(pair(tag("//"), take_while(|c| c != '\n'))),
+        recognize((tag("/*"), take_until("*/"), tag("*/"))),
+    ))
+    .parse(input)
+}
+
+/// `ws = [ \t\r\n]+`
+fn whitespace(input: &str) -> Lex<'_> {
+    take_while1(|c| matches!(c, ' ' | '\t' | '\r' | '\n')).parse(input)
+}
+
+/// `fence = "```" [^\n]*`
+fn fence(input: &str) -> Lex<'_> {
+    recognize(pair(tag("```"), take_while(|c| c != '\n'))).parse(input)
+}
+
+fn matched(result: Lex<'_>) -> Option<usize> {
+    result.ok().map(|(_, token)| token.len())
+}
+
+pub fn number_len(input: &str) -> Option<usize> {
+    matched(number(input))
+}
+
+pub fn literal_len(input: &str) -> Option<usize> {
+    matched(literal(input))
+}
+
+pub fn identifier_len(input: &str) -> Option<usize> {
+    matched(identifier(input))
+}
+
+pub fn comment_len(input: &str) -> Option<usize> {
+    matched(comment(input))
+}
+
+pub fn whitespace_len(input: &str) -> Option<usize> {
+    matched(whitespace(input))
+}
+
+pub fn fence_len(input: &str) -> Option<usize> {
+    matched(fence(input))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminals_match_what_the_grammar_says() {
+        let table: [(fn(&str) -> Option<usize>, &str, Option<usize>); 14] = [
+            (number_len, "-12.5e+3,", Some(8)),
+            (number_len, "0123", Some(1)),
+            (number_len, "+1", None),
+            (number_len, ".5", None),
+            (literal_len, "nullx", Some(4)),
+            (literal_len, "True", None),
+            (identifier_len, "cmd: 1", Some(3)),
+            (identifier_len, "x-y.z ", Some(5)),
+            (identifier_len, "9a", None),
+            (comment_len, "/* a */ b", Some(7)),
+            (comment_len, "// a\nb", Some(4)),
+            (comment_len, "/* open", None),
+            (whitespace_len, " \n\tx", Some(3)),
+            (fence_len, "```json\n{", Some(7)),
+        ];
+        for (lexer, input, expected) in table {
+            assert_eq!(lexer(input), expected, "{input:?}");
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Tool schemas: compiled once into a [`ShapeSet`] that guides the lenient parse and the
+//! alignment, plus a `jsonschema` validator that has the last word on every repair.
+
+mod cache;
+mod shape;
+
+pub use cache::SchemaCache;
+pub(crate) use shape::escape_pointer;
+pub use shape::{ObjectShape, Shape, ShapeId, ShapeSet};
+
+use serde_json::Value;
+
+/// A schema that cannot be used, with the JSON pointer (inside the schema) where it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unusable schema at '{pointer}': {message}")]
+pub struct SchemaError {
+    pub pointer: String,
+    pub message: String,
+}
+
+impl SchemaError {
+    pub(crate) fn at(pointer: &str, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One tool's input schema, ready for repair.
+pub struct ToolSchema {
+    shapes: ShapeSet,
+    validator: jsonschema::Validator,
+    source: Value,
+}
+
+impl std::fmt::Debug for ToolSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSchema")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolSchema {
+    /// Compiles a tool's `input_schema`. Remote `$ref`s are refused (no network access).
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        let shapes = ShapeSet::compile(schema)?;
+        let validator = jsonschema::options()
+            .build(schema)
+            .map_err(|e| SchemaError::at(e.schema_path().as_str(), e.to_string()))?;
+        Ok(Self {
+            shapes,
+            validator,
+            source: schema.clone(),
+        })
+    }
+
+    pub fn shapes(&self) -> &ShapeSet {
+        &self.shapes
+    }
+
+    pub fn source(&self) -> &Value {
+        &self.source
+    }
+
+    /// The first schema violation of `instance`, as (instance pointer, message).
+    pub fn first_violation(&self, instance: &Value) -> Option<(String, String)> {
+        self.validator
+            .iter_errors(instance)
+            .next()
+            .map(|e| (e.instance_path().as_str().to_string(), e.to_string()))
+    }
+}

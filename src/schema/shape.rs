@@ -1,0 +1,410 @@
+//! The part of a JSON Schema that guides repair: types, properties, items, enums, unions.
+//! Everything else (ranges, patterns, formats) is left to the validator.
+
+use super::SchemaError;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Nesting of schema keywords followed before compilation gives up.
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Index of a shape inside its [`ShapeSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShapeId(usize);
+
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Shape {
+    /// No constraint the repair can use.
+    Any,
+    Object(ObjectShape),
+    Array {
+        items: ShapeId,
+    },
+    /// A string, optionally limited to the listed values (`enum` / `const`).
+    String {
+        allowed: Option<Vec<String>>,
+    },
+    Integer,
+    Number,
+    Boolean,
+    Null,
+    /// Values that must equal one of these (an `enum` that is not all strings).
+    Literal(Vec<Value>),
+    /// `anyOf`, `oneOf` or a list of types.
+    Union(Vec<ShapeId>),
+    /// Placeholder while a `$ref` is being compiled; never visible after compilation.
+    Pending,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ObjectShape {
+    pub properties: Vec<(String, ShapeId)>,
+    pub required: Vec<String>,
+    /// `None`: additional properties are forbidden.
+    pub additional: Option<ShapeId>,
+}
+
+impl ObjectShape {
+    pub fn property(&self, key: &str) -> Option<ShapeId> {
+        self.properties
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, id)| *id)
+    }
+}
+
+/// All shapes of one schema; `root` is the tool input's shape.
+#[derive(Debug, Clone)]
+pub struct ShapeSet {
+    shapes: Vec<Shape>,
+    root: ShapeId,
+}
+
+impl ShapeSet {
+    /// A set that guides nothing: repair without a schema (generic mode).
+    pub fn generic() -> Self {
+        Self {
+            shapes: vec![Shape::Any],
+            root: ShapeId(0),
+        }
+    }
+
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        let mut compiler = Compiler {
+            document: schema,
+            shapes: vec![Shape::Any],
+            by_ref: HashMap::new(),
+        };
+        let root = compiler.compile(schema, "", 0)?;
+        Ok(Self {
+            shapes: compiler.shapes,
+            root,
+        })
+    }
+
+    pub fn root(&self) -> ShapeId {
+        self.root
+    }
+
+    pub fn any(&self) -> ShapeId {
+        ShapeId(0)
+    }
+
+    pub fn get(&self, id: ShapeId) -> &Shape {
+        &self.shapes[id.0]
+    }
+
+    /// The shape of `key`'s value inside an object of shape `id` (unions: the first that declares it).
+    pub fn property(&self, id: ShapeId, key: &str) -> ShapeId {
+        self.find_map(id, &mut |shape| match shape {
+            Shape::Object(object) => object.property(key).or(object.additional),
+            _ => None,
+        })
+        .unwrap_or(self.any())
+    }
+
+    /// The items' shape of an array of shape `id`.
+    pub fn items(&self, id: ShapeId) -> ShapeId {
+        self.find_map(id, &mut |shape| match shape {
+            Shape::Array { items } => Some(*items),
+            _ => None,
+        })
+        .unwrap_or(self.any())
+    }
+
+    /// The property names an object of shape `id` declares; `None` when any key is expected
+    /// (no schema, or a map with only `additionalProperties`).
+    pub fn known_keys(&self, id: ShapeId) -> Option<Vec<&str>> {
+        let mut keys = Vec::new();
+        let mut open = false;
+        self.visit(id, 0, &mut |shape| match shape {
+            Shape::Object(object) if !object.properties.is_empty() => {
+                keys.extend(object.properties.iter().map(|(k, _)| k.as_str()))
+            }
+            Shape::Object(_) | Shape::Any => open = true,
+            _ => {}
+        });
+        (!open).then_some(keys)
+    }
+
+    /// Whether a value of shape `id` may be an array and may not be a string: where an
+    /// unbracketed list of items is read as an array.
+    pub fn expects_list(&self, id: ShapeId) -> bool {
+        let (mut array, mut string) = (false, false);
+        self.visit(id, 0, &mut |shape| match shape {
+            Shape::Array { .. } => array = true,
+            Shape::String { .. } | Shape::Any => string = true,
+            _ => {}
+        });
+        array && !string
+    }
+
+    fn find_map<'a, T>(&'a self, id: ShapeId, f: &mut impl FnMut(&'a Shape) -> Option<T>) -> Option<T> {
+        let mut found = None;
+        self.visit(id, 0, &mut |shape| {
+            if found.is_none() {
+                found = f(shape);
+            }
+        });
+        found
+    }
+
+    /// Calls `f` on `id` and, through unions, on every branch (bounded: unions may refer to
+    /// themselves).
+    fn visit<'a>(&'a self, id: ShapeId, depth: usize, f: &mut impl FnMut(&'a Shape)) {
+        if depth > MAX_SCHEMA_DEPTH {
+            return;
+        }
+        match self.get(id) {
+            Shape::Union(branches) => {
+                for branch in branches {
+                    self.visit(*branch, depth + 1, f);
+                }
+            }
+            other => f(other),
+        }
+    }
+}
+
+struct Compiler<'a> {
+    document: &'a Value,
+    shapes: Vec<Shape>,
+    by_ref: HashMap<String, ShapeId>,
+}
+
+impl Compiler<'_> {
+    fn push(&mut self, shape: Shape) -> ShapeId {
+        self.shapes.push(shape);
+        ShapeId(self.shapes.len() - 1)
+    }
+
+    fn compile(&mut self, schema: &Value, pointer: &str, depth: usize) -> Result<ShapeId, SchemaError> {
+        if depth > MAX_SCHEMA_DEPTH {
+            return Err(SchemaError::at(pointer, "schema nested too deeply"));
+        }
+        let object = match schema {
+            Value::Bool(_) => return Ok(self.push(Shape::Any)),
+            Value::Object(object) => object,
+            _ => return Err(SchemaError::at(pointer, "expected an object or a boolean")),
+        };
+        if let Some(reference) = object.get("$ref") {
+            return self.compile_ref(reference, pointer, depth);
+        }
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(branches) = object.get(keyword) {
+                return self.compile_union(branches, &format!("{pointer}/{keyword}"), depth);
+            }
+        }
+        if let Some(Value::Array(parts)) = object.get("allOf") {
+            if let [only] = parts.as_slice() {
+                return self.compile(only, &format!("{pointer}/allOf/0"), depth + 1);
+            }
+        }
+        self.compile_typed(object, pointer, depth)
+    }
+
+    fn compile_ref(&mut self, reference: &Value, pointer: &str, depth: usize) -> Result<ShapeId, SchemaError> {
+        let at = format!("{pointer}/$ref");
+        let Some(reference) = reference.as_str() else {
+            return Err(SchemaError::at(&at, "$ref must be a string"));
+        };
+        let Some(target_pointer) = reference.strip_prefix('#') else {
+            return Err(SchemaError::at(&at, format!("only local $ref is supported, not '{reference}'")));
+        };
+        if let Some(id) = self.by_ref.get(target_pointer) {
+            return Ok(*id);
+        }
+        let Some(target) = self.document.pointer(target_pointer) else {
+            return Err(SchemaError::at(&at, format!("$ref '{reference}' points at nothing")));
+        };
+        // Reserve the id first so recursive schemas refer back to it.
+        let id = self.push(Shape::Pending);
+        self.by_ref.insert(target_pointer.to_string(), id);
+        let compiled = self.compile(target, target_pointer, depth + 1)?;
+        self.shapes[id.0] = Shape::Union(vec![compiled]);
+        Ok(id)
+    }
+
+    fn compile_union(&mut self, branches: &Value, pointer: &str, depth: usize) -> Result<ShapeId, SchemaError> {
+        let Value::Array(list) = branches else {
+            return Err(SchemaError::at(pointer, "expected an array of schemas"));
+        };
+        let mut ids = Vec::with_capacity(list.len());
+        for (index, branch) in list.iter().enumerate() {
+            ids.push(self.compile(branch, &format!("{pointer}/{index}"), depth + 1)?);
+        }
+        Ok(self.push(Shape::Union(ids)))
+    }
+
+    fn compile_typed(&mut self, object: &Map<String, Value>, pointer: &str, depth: usize) -> Result<ShapeId, SchemaError> {
+        let mut types: Vec<&str> = match object.get("type") {
+            None => infer_types(object),
+            Some(Value::String(name)) => vec![name.as_str()],
+            Some(Value::Array(names)) => {
+                let mut list = Vec::new();
+                for name in names {
+                    let Some(name) = name.as_str() else {
+                        return Err(SchemaError::at(&format!("{pointer}/type"), "type names must be strings"));
+                    };
+                    list.push(name);
+                }
+                list
+            }
+            Some(_) => return Err(SchemaError::at(&format!("{pointer}/type"), "expected a string or an array")),
+        };
+        if object.get("nullable") == Some(&Value::Bool(true)) && !types.contains(&"null") {
+            types.push("null");
+        }
+        let mut ids = Vec::with_capacity(types.len());
+        for name in types {
+            let shape = match name {
+                "object" => self.compile_object(object, pointer, depth)?,
+                "array" => {
+                    let items = match object.get("items") {
+                        Some(items @ (Value::Object(_) | Value::Bool(_))) => {
+                            self.compile(items, &format!("{pointer}/items"), depth + 1)?
+                        }
+                        _ => ShapeId(0),
+                    };
+                    Shape::Array { items }
+                }
+                "string" => Shape::String {
+                    allowed: allowed_strings(object),
+                },
+                "integer" => Shape::Integer,
+                "number" => Shape::Number,
+                "boolean" => Shape::Boolean,
+                "null" => Shape::Null,
+                "any" => Shape::Any,
+                other => {
+                    return Err(SchemaError::at(&format!("{pointer}/type"), format!("unknown type '{other}'")))
+                }
+            };
+            ids.push(self.push(shape));
+        }
+        Ok(match ids.as_slice() {
+            [] => self.push(literal_or_any(object)),
+            [one] => *one,
+            _ => self.push(Shape::Union(ids)),
+        })
+    }
+
+    fn compile_object(&mut self, object: &Map<String, Value>, pointer: &str, depth: usize) -> Result<Shape, SchemaError> {
+        let mut shape = ObjectShape::default();
+        if let Some(properties) = object.get("properties") {
+            let Value::Object(properties) = properties else {
+                return Err(SchemaError::at(&format!("{pointer}/properties"), "expected an object"));
+            };
+            for (key, sub) in properties {
+                let at = format!("{pointer}/properties/{}", escape_pointer(key));
+                let id = self.compile(sub, &at, depth + 1)?;
+                shape.properties.push((key.clone(), id));
+            }
+        }
+        if let Some(Value::Array(required)) = object.get("required") {
+            shape.required = required.iter().filter_map(|k| k.as_str().map(String::from)).collect();
+        }
+        shape.additional = match object.get("additionalProperties") {
+            Some(Value::Bool(false)) => None,
+            Some(sub @ Value::Object(_)) => Some(self.compile(sub, &format!("{pointer}/additionalProperties"), depth + 1)?),
+            _ => Some(ShapeId(0)),
+        };
+        Ok(Shape::Object(shape))
+    }
+}
+
+fn infer_types(object: &Map<String, Value>) -> Vec<&'static str> {
+    if object.contains_key("properties") || object.contains_key("additionalProperties") {
+        vec!["object"]
+    } else if object.contains_key("items") {
+        vec!["array"]
+    } else if allowed_strings(object).is_some() {
+        vec!["string"]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `enum`/`const` when every listed value is a string.
+fn allowed_strings(object: &Map<String, Value>) -> Option<Vec<String>> {
+    let values: Vec<&Value> = match (object.get("enum"), object.get("const")) {
+        (Some(Value::Array(list)), _) => list.iter().collect(),
+        (_, Some(value)) => vec![value],
+        _ => return None,
+    };
+    values.iter().map(|v| v.as_str().map(String::from)).collect()
+}
+
+fn literal_or_any(object: &Map<String, Value>) -> Shape {
+    match (object.get("enum"), object.get("const")) {
+        (Some(Value::Array(list)), _) => Shape::Literal(list.clone()),
+        (_, Some(value)) => Shape::Literal(vec![value.clone()]),
+        _ => Shape::Any,
+    }
+}
+
+pub(crate) fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn compiles_properties_items_and_enums() {
+        let set = ShapeSet::compile(&json!({
+            "type": "object",
+            "properties": {
+                "market": {"type": "string", "enum": ["us", "uk"]},
+                "keywords": {"type": "array", "items": {"type": "string"}}
+            },
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let market = set.property(set.root(), "market");
+        assert_eq!(set.get(market), &Shape::String { allowed: Some(vec!["us".into(), "uk".into()]) });
+        let keywords = set.property(set.root(), "keywords");
+        assert!(set.expects_list(keywords));
+        assert!(!set.expects_list(market));
+        assert_eq!(set.known_keys(set.root()), Some(vec!["market", "keywords"]));
+    }
+
+    #[test]
+    fn resolves_local_refs_including_recursive_ones() {
+        let set = ShapeSet::compile(&json!({
+            "type": "object",
+            "properties": {"node": {"$ref": "#/$defs/node"}},
+            "$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}}
+        }))
+        .unwrap();
+        let node = set.property(set.root(), "node");
+        let child = set.property(node, "child");
+        assert_eq!(set.known_keys(child), Some(vec!["child"]));
+    }
+
+    #[test]
+    fn type_lists_and_nullable_become_unions() {
+        let set = ShapeSet::compile(&json!({"type": ["string", "array"], "items": {"type": "string"}})).unwrap();
+        assert!(!set.expects_list(set.root()));
+        let set = ShapeSet::compile(&json!({"type": "array", "nullable": true})).unwrap();
+        assert!(set.expects_list(set.root()));
+    }
+
+    #[test]
+    fn unusable_schemas_say_where() {
+        let cases = [
+            (json!({"properties": {"a": {"$ref": "https://example.com/x"}}}), "/properties/a/$ref"),
+            (json!({"properties": {"a": {"$ref": "#/nowhere"}}}), "/properties/a/$ref"),
+            (json!({"properties": {"a": {"type": "strnig"}}}), "/properties/a/type"),
+            (json!({"properties": {"a": 5}}), "/properties/a"),
+            (json!({"anyOf": {"type": "string"}}), "/anyOf"),
+        ];
+        for (schema, pointer) in cases {
+            let error = ShapeSet::compile(&schema).unwrap_err();
+            assert_eq!(error.pointer, pointer, "{schema}");
+        }
+    }
+}
