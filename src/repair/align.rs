@@ -60,7 +60,8 @@ impl<'s> Aligner<'s> {
         let Some(best) = fitting.iter().min_by_key(|(_, e)| total_cost(e)) else {
             return fallback.unwrap_or(Ok(Value::Null));
         };
-        if fitting.iter().any(|(value, _)| value != &best.0) {
+        // A branch the value fits as written wins; otherwise every coercion must agree.
+        if !best.1.is_empty() && fitting.iter().any(|(value, _)| value != &best.0) {
             return Err(Refusal::new(
                 RefusalCode::Ambiguous,
                 format!("the value at '{pointer}' reads differently under two of the schema's alternatives"),

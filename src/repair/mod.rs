@@ -89,6 +89,7 @@ fn repair_invalid(raw: &str, schema: Option<&ToolSchema>, options: &RepairOption
             (true, false) => (json5, vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")], None),
             _ => (value, edits, Some(tree)),
         },
+        (_, Err(refusal)) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
         (Some(json5), Err(_)) => (json5, vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")], None),
         (None, Ok((value, edits, tree))) => (value, edits, Some(tree)),
         (None, Err(refusal)) => return Err(refusal),
@@ -126,9 +127,14 @@ fn refuse_cut_or_oversized(raw: &str, options: &RepairOptions) -> Result<(), Ref
 }
 
 /// Rung 2: the standard JSON5 dialect. Skipped where the `json5` crate could recurse too deep,
-/// and where `NaN`/`Infinity` would silently become `null`.
+/// where `NaN`/`Infinity` would silently become `null`, and where a backslash escapes nothing
+/// (JSON5 would silently drop it).
 fn json5_reading(raw: &str, options: &RepairOptions) -> Option<Value> {
-    if bracket_depth(raw) > options.parse.max_depth || raw.contains("NaN") || raw.contains("Infinity") {
+    if bracket_depth(raw) > options.parse.max_depth
+        || raw.contains("NaN")
+        || raw.contains("Infinity")
+        || has_identity_escape(raw)
+    {
         return None;
     }
     json5::from_str::<Value>(raw).ok().filter(Value::is_object)
@@ -159,6 +165,20 @@ fn violation(value: &Value, schema: Option<&ToolSchema>) -> Option<(String, Stri
         Some(schema) => schema.first_violation(value),
         None => (!value.is_object()).then(|| (String::new(), "tool input must be an object".to_string())),
     }
+}
+
+/// A backslash followed by something that is not a JSON escape (nor a line break or `'`).
+fn has_identity_escape(raw: &str) -> bool {
+    let mut bytes = raw.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte == b'\\' {
+            match bytes.next() {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' | b'u' | b'\'' | b'\n' | b'\r') => {}
+                _ => return true,
+            }
+        }
+    }
+    false
 }
 
 /// Deepest bracket nesting, counting brackets inside strings too (an upper bound).

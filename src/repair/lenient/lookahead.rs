@@ -58,6 +58,13 @@ impl Parser<'_> {
     }
 
     fn is_known_key(&self, word: &str) -> bool {
+        if self.frames.is_empty() {
+            // Before the root object opens, its own keys are the ones that count.
+            return self
+                .shapes
+                .known_keys(self.shapes.root())
+                .is_some_and(|keys| keys.contains(&word));
+        }
         match self.object_keys() {
             Some(keys) => keys.contains(&word),
             None => true,

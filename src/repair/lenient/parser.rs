@@ -442,9 +442,21 @@ impl<'s> Parser<'s> {
         let bytes = self.src.as_bytes();
         let kind = self.innermost();
         let mut i = start;
+        // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
+        let mut nesting = 0usize;
         while i < bytes.len() {
             let byte = bytes[i];
+            match byte {
+                b'{' | b'[' | b'(' => nesting += 1,
+                b'}' | b']' | b')' if nesting > 0 => {
+                    nesting -= 1;
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
             let ends = match byte {
+                b',' | b'}' | b']' if nesting > 0 => false,
                 b',' if kind != Some(FrameKind::Object) => true,
                 b',' => {
                     let q = self.skip_ws_quiet(i + 1);

@@ -60,8 +60,11 @@ impl Parser<'_> {
                     break i + 1;
                 }
                 if standard.is_none() {
+                    // Structure right after the quote, or a space and another quote (a
+                    // missing comma), keep the standard reading.
                     let next = self.skip_ws_quiet(i + 1);
-                    if matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']')) {
+                    let spaced_quote = next > i + 1 && matches!(bytes.get(next), Some(b'"' | b'\''));
+                    if spaced_quote || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']')) {
                         break i + 1;
                     }
                     standard = Some(Checkpoint {
