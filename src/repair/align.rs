@@ -153,6 +153,13 @@ impl<'s> Aligner<'s> {
                 note(EditKind::ForeignLiteral);
                 Value::Null
             }
+            (Shape::Any, _) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
+                let Ok(number) = text.parse::<serde_json::Number>() else {
+                    return Err(Refusal::new(RefusalCode::Syntax, format!("malformed number '{text}'"), Some(span.start)));
+                };
+                note(EditKind::BareNumber);
+                Value::Number(number)
+            }
             (Shape::Integer | Shape::Number, _) => match text.parse::<serde_json::Number>() {
                 Ok(number) => {
                     note(EditKind::BareNumber);

@@ -30,7 +30,6 @@ pub enum EditKind {
     EscapeControlChar,
     /// A backslash that starts no JSON escape kept as a literal backslash.
     KeepBackslash,
-    CloseString,
     /// Unquoted words read as one string.
     BareString,
     /// An unquoted run read as an array, split on top-level commas.
@@ -55,7 +54,7 @@ impl EditKind {
             DropComment | DropComma | InsertComma | InsertColon | QuoteKey | SingleToDoubleQuotes => 1,
             InsertCloser | ReplaceCloser | DropStrayCloser | EscapeControlChar | ForeignLiteral => 1,
             Json5Dialect | DropDuplicate | InsertOpenBrace | BareNumber => 2,
-            DropPrefix | DropSuffix | KeepBackslash | CloseString | BareString | WrapInArray => 3,
+            DropPrefix | DropSuffix | KeepBackslash | BareString | WrapInArray => 3,
             EscapeInnerQuote | UnbracketedList | ParseStringified => 4,
             BareList => 5,
         }
@@ -81,7 +80,6 @@ impl EditKind {
             EscapeInnerQuote => "escape_inner_quote",
             EscapeControlChar => "escape_control_char",
             KeepBackslash => "keep_backslash",
-            CloseString => "close_string",
             BareString => "bare_string",
             BareList => "bare_list",
             UnbracketedList => "unbracketed_list",

@@ -44,9 +44,14 @@ fn comment(input: &str) -> Lex<'_> {
     .parse(input)
 }
 
-/// `ws = [ \t\r\n]+`
+/// `ws = ([ \t\r\n] | unicode_space)+`
 fn whitespace(input: &str) -> Lex<'_> {
-    take_while1(|c| matches!(c, ' ' | '\t' | '\r' | '\n')).parse(input)
+    take_while1(|c: char| matches!(c, ' ' | '\t' | '\r' | '\n') || is_unicode_space(c)).parse(input)
+}
+
+/// Spaces outside ASCII that models emit between tokens (JSON5 allows them too).
+fn is_unicode_space(c: char) -> bool {
+    matches!(c, '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200b}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}' | '\u{180e}')
 }
 
 /// `fence = "```" [^\n]*`

@@ -140,6 +140,16 @@ impl ShapeSet {
         array && !string
     }
 
+    /// Whether the schema says a value here may be text or a list: where unquoted runs may
+    /// hold commas and line breaks.
+    pub fn is_textual(&self, id: ShapeId) -> bool {
+        let mut textual = false;
+        self.visit(id, 0, &mut |shape| {
+            textual |= matches!(shape, Shape::String { .. } | Shape::Array { .. });
+        });
+        textual
+    }
+
     fn find_map<'a, T>(&'a self, id: ShapeId, f: &mut impl FnMut(&'a Shape) -> Option<T>) -> Option<T> {
         let mut found = None;
         self.visit(id, 0, &mut |shape| {

@@ -24,6 +24,10 @@ impl Parser<'_> {
         pos
     }
 
+    pub(super) fn byte_after_ws(&self, pos: usize) -> Option<u8> {
+        self.src.as_bytes().get(self.skip_ws_quiet(pos)).copied()
+    }
+
     /// If a key followed by `:` starts at `pos`, the position after the colon. Quoted keys of
     /// any name count; an unquoted word counts only where `allow_bare` and it is a key the
     /// enclosing object declares (any word, when it declares none).

@@ -433,14 +433,16 @@ impl<'s> Parser<'s> {
                 return Ok((Node { span: pos..pos + len, kind }, pos + len));
             }
         }
-        self.bare_run(pos)
+        self.bare_run(pos, shape)
     }
 
     /// `bare_run = (any char up to a terminator)+`: unquoted text, ended by what would
     /// continue the enclosing container (in an object: a comma or line break before a key).
-    fn bare_run(&mut self, start: usize) -> Parsed {
+    fn bare_run(&mut self, start: usize, shape: ShapeId) -> Parsed {
         let bytes = self.src.as_bytes();
         let kind = self.innermost();
+        // Only where the schema expects text or a list may a run hold commas and line breaks.
+        let textual = self.shapes.is_textual(shape);
         let mut i = start;
         // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
         let mut nesting = 0usize;
@@ -457,7 +459,8 @@ impl<'s> Parser<'s> {
             }
             let ends = match byte {
                 b',' | b'}' | b']' if nesting > 0 => false,
-                b',' if kind != Some(FrameKind::Object) => true,
+                b',' if kind != Some(FrameKind::Object) || !textual => true,
+                b'\n' if !textual => true,
                 b',' => {
                     let q = self.skip_ws_quiet(i + 1);
                     q >= bytes.len() || is_closer(bytes[q]) || self.key_colon_at(q, true).is_some()
@@ -476,8 +479,15 @@ impl<'s> Parser<'s> {
             i += 1;
         }
         let text = self.src[start..i].trim_end();
-        if text.is_empty() {
+        if !text.chars().any(char::is_alphanumeric) {
             return self.error("expected a value", start);
+        }
+        if text.matches('"').count() % 2 == 1 {
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "unquoted text with an unmatched quote: where the string starts is unclear",
+                start,
+            ));
         }
         let end = start + text.len();
         Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))

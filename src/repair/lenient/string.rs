@@ -37,15 +37,8 @@ impl Parser<'_> {
                 if key {
                     return Err(SyntaxError::new(RefusalCode::Syntax, "unterminated key", open));
                 }
-                if text.trim_end().ends_with(['}', ']']) {
-                    return Err(SyntaxError::new(
-                        RefusalCode::Ambiguous,
-                        "unterminated string ending in a closer: where it ends is unclear",
-                        open,
-                    ));
-                }
-                edits.push((EditKind::CloseString, i..i));
-                break i;
+                // Where it was meant to end is unknown: the text may have been cut.
+                return Err(SyntaxError::new(RefusalCode::Truncated, "the input ends inside a string", open));
             };
             if byte == b'\\' {
                 let (consumed, letter) = self.escape(i, quote, &mut text)?;
@@ -64,7 +57,7 @@ impl Parser<'_> {
                     // missing comma), keep the standard reading.
                     let next = self.skip_ws_quiet(i + 1);
                     let spaced_quote = next > i + 1 && matches!(bytes.get(next), Some(b'"' | b'\''));
-                    if spaced_quote || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']')) {
+                    if spaced_quote || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']' | b'+')) {
                         break i + 1;
                     }
                     standard = Some(Checkpoint {
@@ -72,6 +65,13 @@ impl Parser<'_> {
                         text_len: text.len(),
                         edits_len: edits.len(),
                     });
+                } else if self.byte_after_ws(i + 1) == Some(b':') {
+                    // `"b,"c":"d"`: a key inside the string; a quote is missing somewhere.
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a quoted key inside a string: where the string ends is unclear",
+                        i,
+                    ));
                 }
                 edits.push((EditKind::EscapeInnerQuote, i..i + 1));
                 text.push(byte as char);
