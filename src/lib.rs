@@ -4,5 +4,7 @@
 //! `valid`, `repaired` (with every edit) or `refused` (with a reason). The sidecar, the offline
 //! tools and the hook all hand their calls to it.
 
+pub mod cli;
+pub mod offline;
 pub mod repair;
 pub mod schema;

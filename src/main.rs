@@ -1,1 +1,91 @@
-fn main(){}
+//! The `toolmend` binary: argument parsing and exit codes around the library.
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use std::io::{self, BufReader, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use toolmend::cli::{Cli, Command, RepairArgs};
+use toolmend::offline::{Repairer, Summary, ToolCatalog};
+use toolmend::repair::{repair, RepairOptions, Status};
+use toolmend::schema::ToolSchema;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Repair(args) => run_repair(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("toolmend: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
+}
+
+fn run_repair(args: RepairArgs) -> Result<ExitCode> {
+    if let Some(schema_path) = &args.schema {
+        return repair_one(schema_path, args.stop_reason);
+    }
+    let tools = match &args.tools {
+        Some(path) => ToolCatalog::from_value(&read_json(path)?)
+            .with_context(|| format!("{}: expected a tools array or an MCP tools/list result", path.display()))?,
+        None => ToolCatalog::default(),
+    };
+    let repairer = Repairer::new(tools);
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut diagnostics = io::stderr();
+    let mut total = Summary::default();
+    let mut unreadable = 0;
+    let files = if args.files.is_empty() { vec!["-".into()] } else { args.files };
+    for file in &files {
+        let summary = if file.as_os_str() == "-" {
+            repairer.run(io::stdin().lock(), "<stdin>", &mut out, &mut diagnostics)
+        } else {
+            match std::fs::File::open(file) {
+                Ok(handle) => {
+                    repairer.run(BufReader::new(handle), &file.display().to_string(), &mut out, &mut diagnostics)
+                }
+                Err(error) => {
+                    eprintln!("toolmend: {}: {error}", file.display());
+                    unreadable += 1;
+                    continue;
+                }
+            }
+        };
+        total.add(&summary.with_context(|| format!("reading {}", file.display()))?);
+    }
+    out.flush()?;
+    eprintln!(
+        "toolmend: {} repaired, {} refused, {} valid, {} bad lines",
+        total.repaired, total.refused, total.valid, total.bad_lines
+    );
+    Ok(if unreadable > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+/// `toolmend repair --schema FILE < raw`: the repaired JSON on stdout, or the reason.
+fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCode> {
+    let schema = ToolSchema::compile(&read_json(schema_path)?).with_context(|| schema_path.display().to_string())?;
+    let mut raw = String::new();
+    io::stdin().read_to_string(&mut raw).context("reading the raw input from stdin")?;
+    let options = RepairOptions { stop_reason, ..RepairOptions::default() };
+    let outcome = repair(&raw, Some(&schema), &options);
+    match (outcome.status, outcome.input) {
+        (Status::Valid | Status::Repaired, Some(input)) => {
+            println!("{input}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => {
+            let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
+            eprintln!("toolmend: refused: {reason}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}

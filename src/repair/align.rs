@@ -33,32 +33,36 @@ impl<'s> Aligner<'s> {
             Shape::Union(branches) if depth < MAX_UNION_DEPTH => {
                 self.align_union(node, branches, pointer, edits, depth + 1)
             }
-            Shape::Union(_) => Err(Refusal::new(
-                RefusalCode::UnusableSchema,
-                "schema unions nest too deeply",
-                Some(node.span.start),
-            )),
+            Shape::Union(_) => {
+                Err(Refusal::new(RefusalCode::UnusableSchema, "schema unions nest too deeply", Some(node.span.start)))
+            }
             _ => self.align_one(node, id, pointer, edits, depth),
         }
     }
 
-    fn align_union(&self, node: &Node, branches: &[ShapeId], pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+    fn align_union(
+        &self,
+        node: &Node,
+        branches: &[ShapeId],
+        pointer: &str,
+        edits: &mut Vec<Edit>,
+        depth: usize,
+    ) -> Aligned {
         let mut fitting: Vec<(Value, Vec<Edit>)> = Vec::new();
-        let mut fallback: Option<Aligned> = None;
+        // The first branch's reading, kept for the validator to explain when nothing fits.
+        let mut fallback: Option<(Aligned, Vec<Edit>)> = None;
         for &branch in branches {
             let mut branch_edits = Vec::new();
             match self.align(node, branch, pointer, &mut branch_edits, depth) {
                 Ok(value) if self.fits(&value, branch, 0) => fitting.push((value, branch_edits)),
-                other => {
-                    fallback.get_or_insert(other.map(|value| {
-                        edits.extend(branch_edits);
-                        value
-                    }));
-                }
+                other if fallback.is_none() => fallback = Some((other, branch_edits)),
+                _ => {}
             }
         }
         let Some(best) = fitting.iter().min_by_key(|(_, e)| total_cost(e)) else {
-            return fallback.unwrap_or(Ok(Value::Null));
+            let (reading, reading_edits) = fallback.unwrap_or((Ok(Value::Null), Vec::new()));
+            edits.extend(reading_edits);
+            return reading;
         };
         // A branch the value fits as written wins; otherwise every coercion must agree.
         if !best.1.is_empty() && fitting.iter().any(|(value, _)| value != &best.0) {
@@ -89,7 +93,11 @@ impl<'s> Aligner<'s> {
                                 Some(member.key_span.start),
                             ))
                         }
-                        Some(_) => edits.push(Edit::new(EditKind::DropDuplicate, member.key_span.start..member.value.span.end, at)),
+                        Some(_) => edits.push(Edit::new(
+                            EditKind::DropDuplicate,
+                            member.key_span.start..member.value.span.end,
+                            at,
+                        )),
                         None => {
                             map.insert(member.key.clone(), value);
                         }
@@ -115,7 +123,9 @@ impl<'s> Aligner<'s> {
                 }
                 Ok(self.wrap_if_listed(Value::String(text.clone()), node, id, pointer, edits))
             }
-            NodeKind::Number(number) => Ok(self.wrap_if_listed(Value::Number(number.clone()), node, id, pointer, edits)),
+            NodeKind::Number(number) => {
+                Ok(self.wrap_if_listed(Value::Number(number.clone()), node, id, pointer, edits))
+            }
             NodeKind::Bool(flag) => Ok(self.wrap_if_listed(Value::Bool(*flag), node, id, pointer, edits)),
             NodeKind::Null => Ok(Value::Null),
         }
@@ -142,7 +152,15 @@ impl<'s> Aligner<'s> {
     }
 
     /// Unquoted text, read as the schema asks.
-    fn bare(&self, text: &str, span: Range<usize>, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+    fn bare(
+        &self,
+        text: &str,
+        span: Range<usize>,
+        id: ShapeId,
+        pointer: &str,
+        edits: &mut Vec<Edit>,
+        depth: usize,
+    ) -> Aligned {
         let mut note = |kind| edits.push(Edit::new(kind, span.clone(), pointer));
         let value = match (self.shapes.get(id), text) {
             (Shape::Boolean | Shape::Any, "True" | "False") => {
@@ -155,7 +173,11 @@ impl<'s> Aligner<'s> {
             }
             (Shape::Any, _) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                 let Ok(number) = text.parse::<serde_json::Number>() else {
-                    return Err(Refusal::new(RefusalCode::Syntax, format!("malformed number '{text}'"), Some(span.start)));
+                    return Err(Refusal::new(
+                        RefusalCode::Syntax,
+                        format!("malformed number '{text}'"),
+                        Some(span.start),
+                    ));
                 };
                 note(EditKind::BareNumber);
                 Value::Number(number)
@@ -174,7 +196,10 @@ impl<'s> Aligner<'s> {
                 note(EditKind::BareString);
                 allowed
                     .iter()
-                    .find(|v| v.as_str() == Some(text) || (!v.is_string() && v.to_string() == text))
+                    .find(|v| {
+                        v.as_str() == Some(text)
+                            || (!v.is_string() && serde_json::from_str::<Value>(text).ok().as_ref() == Some(*v))
+                    })
                     .cloned()
                     .unwrap_or_else(|| Value::String(text.to_string()))
             }
@@ -225,7 +250,9 @@ impl<'s> Aligner<'s> {
             }
             (Shape::Array { items }, Value::Array(list)) => list.iter().all(|v| self.fits(v, *items, depth + 1)),
             (Shape::String { allowed }, Value::String(s)) => allowed.as_ref().is_none_or(|a| a.contains(s)),
-            (Shape::Integer, Value::Number(n)) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+            (Shape::Integer, Value::Number(n)) => {
+                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
             (Shape::Number, Value::Number(_)) | (Shape::Boolean, Value::Bool(_)) | (Shape::Null, Value::Null) => true,
             (Shape::Literal(allowed), v) => allowed.contains(v),
             _ => false,
@@ -272,7 +299,8 @@ fn quoted_content(piece: &str) -> Option<String> {
     if piece.len() >= 2 && piece.starts_with('"') && piece.ends_with('"') {
         return serde_json::from_str(piece).ok();
     }
-    if piece.len() >= 2 && piece.starts_with('\'') && piece.ends_with('\'') && !piece[1..piece.len() - 1].contains('\'') {
+    if piece.len() >= 2 && piece.starts_with('\'') && piece.ends_with('\'') && !piece[1..piece.len() - 1].contains('\'')
+    {
         return Some(piece[1..piece.len() - 1].to_string());
     }
     None

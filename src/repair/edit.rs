@@ -103,12 +103,7 @@ pub struct Edit {
 
 impl Edit {
     pub fn new(kind: EditKind, span: Range<usize>, pointer: impl Into<String>) -> Self {
-        Self {
-            kind,
-            span: [span.start, span.end],
-            pointer: pointer.into(),
-            cost: kind.cost(),
-        }
+        Self { kind, span: [span.start, span.end], pointer: pointer.into(), cost: kind.cost() }
     }
 }
 

@@ -37,11 +37,8 @@ fn identifier(input: &str) -> Lex<'_> {
 
 /// `comment = "//" [^\n]* | "/*" ... "*/"`
 fn comment(input: &str) -> Lex<'_> {
-    alt((
-        recognize(pair(tag("//"), take_while(|c| c != '\n'))),
-        recognize((tag("/*"), take_until("*/"), tag("*/"))),
-    ))
-    .parse(input)
+    alt((recognize(pair(tag("//"), take_while(|c| c != '\n'))), recognize((tag("/*"), take_until("*/"), tag("*/")))))
+        .parse(input)
 }
 
 /// `ws = ([ \t\r\n] | unicode_space)+`
@@ -51,7 +48,11 @@ fn whitespace(input: &str) -> Lex<'_> {
 
 /// Spaces outside ASCII that models emit between tokens (JSON5 allows them too).
 fn is_unicode_space(c: char) -> bool {
-    matches!(c, '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200b}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}' | '\u{180e}')
+    matches!(
+        c,
+        '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200b}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}' | '\u{180e}'
+    )
 }
 
 /// `fence = "```" [^\n]*`
@@ -93,7 +94,8 @@ mod tests {
 
     #[test]
     fn terminals_match_what_the_grammar_says() {
-        let table: [(fn(&str) -> Option<usize>, &str, Option<usize>); 14] = [
+        type Lexer = fn(&str) -> Option<usize>;
+        let table: [(Lexer, &str, Option<usize>); 14] = [
             (number_len, "-12.5e+3,", Some(8)),
             (number_len, "0123", Some(1)),
             (number_len, "+1", None),

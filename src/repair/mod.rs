@@ -4,8 +4,8 @@
 
 mod align;
 pub mod edit;
-mod lexeme;
 pub mod lenient;
+mod lexeme;
 pub mod outcome;
 
 pub use edit::{Edit, EditKind};
@@ -31,12 +31,7 @@ pub struct RepairOptions {
 
 impl Default for RepairOptions {
     fn default() -> Self {
-        Self {
-            stop_reason: None,
-            declared_len: None,
-            max_input_bytes: 4 << 20,
-            parse: ParseOptions::default(),
-        }
+        Self { stop_reason: None, declared_len: None, max_input_bytes: 4 << 20, parse: ParseOptions::default() }
     }
 }
 
@@ -63,7 +58,11 @@ pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -
     }
 }
 
-fn repair_invalid(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -> Result<(Value, Vec<Edit>), Refusal> {
+fn repair_invalid(
+    raw: &str,
+    schema: Option<&ToolSchema>,
+    options: &RepairOptions,
+) -> Result<(Value, Vec<Edit>), Refusal> {
     refuse_cut_or_oversized(raw, options)?;
     let generic;
     let shapes = match schema {

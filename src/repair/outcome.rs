@@ -72,11 +72,7 @@ pub struct Refusal {
 
 impl Refusal {
     pub fn new(code: RefusalCode, message: impl Into<String>, position: Option<usize>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            position,
-        }
+        Self { code, message: message.into(), position }
     }
 }
 
@@ -102,29 +98,14 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn valid(input: Value) -> Self {
-        Self {
-            status: Status::Valid,
-            input: Some(input),
-            edits: Vec::new(),
-            reason: None,
-        }
+        Self { status: Status::Valid, input: Some(input), edits: Vec::new(), reason: None }
     }
 
     pub fn repaired(input: Value, edits: Vec<Edit>) -> Self {
-        Self {
-            status: Status::Repaired,
-            input: Some(input),
-            edits,
-            reason: None,
-        }
+        Self { status: Status::Repaired, input: Some(input), edits, reason: None }
     }
 
     pub fn refused(reason: Refusal) -> Self {
-        Self {
-            status: Status::Refused,
-            input: None,
-            edits: Vec::new(),
-            reason: Some(reason),
-        }
+        Self { status: Status::Refused, input: None, edits: Vec::new(), reason: Some(reason) }
     }
 }

@@ -14,10 +14,7 @@ pub struct SchemaCache {
 
 impl SchemaCache {
     pub fn new(capacity: usize) -> Self {
-        Self {
-            capacity: capacity.max(1),
-            entries: Mutex::new(HashMap::new()),
-        }
+        Self { capacity: capacity.max(1), entries: Mutex::new(HashMap::new()) }
     }
 
     /// The compiled schema, compiling it on first sight.

@@ -20,10 +20,7 @@ pub struct SchemaError {
 
 impl SchemaError {
     pub(crate) fn at(pointer: &str, message: impl Into<String>) -> Self {
-        Self {
-            pointer: pointer.to_string(),
-            message: message.into(),
-        }
+        Self { pointer: pointer.to_string(), message: message.into() }
     }
 }
 
@@ -36,9 +33,7 @@ pub struct ToolSchema {
 
 impl std::fmt::Debug for ToolSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolSchema")
-            .field("source", &self.source)
-            .finish_non_exhaustive()
+        f.debug_struct("ToolSchema").field("source", &self.source).finish_non_exhaustive()
     }
 }
 
@@ -49,11 +44,7 @@ impl ToolSchema {
         let validator = jsonschema::options()
             .build(schema)
             .map_err(|e| SchemaError::at(e.schema_path().as_str(), e.to_string()))?;
-        Ok(Self {
-            shapes,
-            validator,
-            source: schema.clone(),
-        })
+        Ok(Self { shapes, validator, source: schema.clone() })
     }
 
     pub fn shapes(&self) -> &ShapeSet {
@@ -66,9 +57,6 @@ impl ToolSchema {
 
     /// The first schema violation of `instance`, as (instance pointer, message).
     pub fn first_violation(&self, instance: &Value) -> Option<(String, String)> {
-        self.validator
-            .iter_errors(instance)
-            .next()
-            .map(|e| (e.instance_path().as_str().to_string(), e.to_string()))
+        self.validator.iter_errors(instance).next().map(|e| (e.instance_path().as_str().to_string(), e.to_string()))
     }
 }

@@ -47,10 +47,7 @@ pub struct ObjectShape {
 
 impl ObjectShape {
     pub fn property(&self, key: &str) -> Option<ShapeId> {
-        self.properties
-            .iter()
-            .find(|(name, _)| name == key)
-            .map(|(_, id)| *id)
+        self.properties.iter().find(|(name, _)| name == key).map(|(_, id)| *id)
     }
 }
 
@@ -64,23 +61,13 @@ pub struct ShapeSet {
 impl ShapeSet {
     /// A set that guides nothing: repair without a schema (generic mode).
     pub fn generic() -> Self {
-        Self {
-            shapes: vec![Shape::Any],
-            root: ShapeId(0),
-        }
+        Self { shapes: vec![Shape::Any], root: ShapeId(0) }
     }
 
     pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
-        let mut compiler = Compiler {
-            document: schema,
-            shapes: vec![Shape::Any],
-            by_ref: HashMap::new(),
-        };
+        let mut compiler = Compiler { document: schema, shapes: vec![Shape::Any], by_ref: HashMap::new() };
         let root = compiler.compile(schema, "", 0)?;
-        Ok(Self {
-            shapes: compiler.shapes,
-            root,
-        })
+        Ok(Self { shapes: compiler.shapes, root })
     }
 
     pub fn root(&self) -> ShapeId {
@@ -247,7 +234,12 @@ impl Compiler<'_> {
         Ok(self.push(Shape::Union(ids)))
     }
 
-    fn compile_typed(&mut self, object: &Map<String, Value>, pointer: &str, depth: usize) -> Result<ShapeId, SchemaError> {
+    fn compile_typed(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+    ) -> Result<ShapeId, SchemaError> {
         let mut types: Vec<&str> = match object.get("type") {
             None => infer_types(object),
             Some(Value::String(name)) => vec![name.as_str()],
@@ -279,17 +271,13 @@ impl Compiler<'_> {
                     };
                     Shape::Array { items }
                 }
-                "string" => Shape::String {
-                    allowed: allowed_strings(object),
-                },
+                "string" => Shape::String { allowed: allowed_strings(object) },
                 "integer" => Shape::Integer,
                 "number" => Shape::Number,
                 "boolean" => Shape::Boolean,
                 "null" => Shape::Null,
                 "any" => Shape::Any,
-                other => {
-                    return Err(SchemaError::at(&format!("{pointer}/type"), format!("unknown type '{other}'")))
-                }
+                other => return Err(SchemaError::at(&format!("{pointer}/type"), format!("unknown type '{other}'"))),
             };
             ids.push(self.push(shape));
         }
@@ -300,7 +288,12 @@ impl Compiler<'_> {
         })
     }
 
-    fn compile_object(&mut self, object: &Map<String, Value>, pointer: &str, depth: usize) -> Result<Shape, SchemaError> {
+    fn compile_object(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+    ) -> Result<Shape, SchemaError> {
         let mut shape = ObjectShape::default();
         if let Some(properties) = object.get("properties") {
             let Value::Object(properties) = properties else {
@@ -317,7 +310,9 @@ impl Compiler<'_> {
         }
         shape.additional = match object.get("additionalProperties") {
             Some(Value::Bool(false)) => None,
-            Some(sub @ Value::Object(_)) => Some(self.compile(sub, &format!("{pointer}/additionalProperties"), depth + 1)?),
+            Some(sub @ Value::Object(_)) => {
+                Some(self.compile(sub, &format!("{pointer}/additionalProperties"), depth + 1)?)
+            }
             _ => Some(ShapeId(0)),
         };
         Ok(Shape::Object(shape))

@@ -36,10 +36,7 @@ impl Parser<'_> {
         let first = *bytes.get(pos)?;
         let after_key = if first == b'"' || first == b'\'' {
             let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
-            let close = bytes[pos + 1..limit]
-                .iter()
-                .position(|&b| b == first || b == b'\n')
-                .map(|i| pos + 1 + i)?;
+            let close = bytes[pos + 1..limit].iter().position(|&b| b == first || b == b'\n').map(|i| pos + 1 + i)?;
             if bytes[close] != first {
                 return None;
             }
@@ -64,10 +61,7 @@ impl Parser<'_> {
     fn is_known_key(&self, word: &str) -> bool {
         if self.frames.is_empty() {
             // Before the root object opens, its own keys are the ones that count.
-            return self
-                .shapes
-                .known_keys(self.shapes.root())
-                .is_some_and(|keys| keys.contains(&word));
+            return self.shapes.known_keys(self.shapes.root()).is_some_and(|keys| keys.contains(&word));
         }
         match self.object_keys() {
             Some(keys) => keys.contains(&word),

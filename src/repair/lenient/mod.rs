@@ -4,10 +4,12 @@
 
 mod lookahead;
 mod parser;
+mod production;
 mod string;
 mod tree;
 
 pub use parser::{parse_document, Document, ParseOptions};
+pub use production::{Production, ProductionSet};
 pub use tree::{Member, Node, NodeKind};
 
 use super::outcome::{Refusal, RefusalCode};
@@ -22,11 +24,7 @@ pub struct SyntaxError {
 
 impl SyntaxError {
     fn new(code: RefusalCode, message: impl Into<String>, position: usize) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            position,
-        }
+        Self { code, message: message.into(), position }
     }
 
     pub fn into_refusal(self) -> Refusal {

@@ -3,6 +3,7 @@
 //! after it; every deviation from JSON is recorded as an edit.
 
 use super::lookahead::is_closer;
+use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
 use super::SyntaxError;
 use crate::repair::edit::{Edit, EditKind};
@@ -30,6 +31,8 @@ pub struct Document {
     pub root: Node,
     pub rivals: Vec<Node>,
     pub edits: Vec<Edit>,
+    /// The grammar productions this parse used.
+    pub productions: ProductionSet,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,7 @@ pub(super) struct Parser<'s> {
     pub shapes: &'s ShapeSet,
     pub frames: Vec<Frame<'s>>,
     pub edits: Vec<Edit>,
+    pub productions: ProductionSet,
     path: Vec<String>,
     options: ParseOptions,
 }
@@ -63,6 +67,7 @@ pub fn parse_document(src: &str, shapes: &ShapeSet, options: ParseOptions) -> Re
         shapes,
         frames: Vec::new(),
         edits: Vec::new(),
+        productions: ProductionSet::default(),
         path: Vec::new(),
         options,
     };
@@ -75,15 +80,15 @@ impl<'s> Parser<'s> {
     }
 
     pub(super) fn object_keys(&self) -> Option<&[&'s str]> {
-        self.frames
-            .iter()
-            .rev()
-            .find(|f| f.kind == FrameKind::Object)
-            .and_then(|f| f.keys.as_deref())
+        self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).and_then(|f| f.keys.as_deref())
     }
 
     pub(super) fn pointer(&self) -> String {
         self.path.iter().map(|s| format!("/{s}")).collect()
+    }
+
+    pub(super) fn hit(&mut self, production: Production) {
+        self.productions.insert(production);
     }
 
     pub(super) fn edit(&mut self, kind: EditKind, span: Range<usize>) {
@@ -104,8 +109,10 @@ impl<'s> Parser<'s> {
         loop {
             let rest = &self.src[pos..];
             if let Some(len) = lexeme::whitespace_len(rest) {
+                self.hit(Production::Whitespace);
                 pos += len;
             } else if let Some(len) = lexeme::comment_len(rest) {
+                self.hit(Production::Comment);
                 self.edit(EditKind::DropComment, pos..pos + len);
                 pos += len;
             } else {
@@ -117,12 +124,14 @@ impl<'s> Parser<'s> {
     /// `document = prefix? (object | members) suffix*`
     fn document(&mut self) -> Result<Document, SyntaxError> {
         // The CLI drops one leading byte-order mark itself; so do we, without an edit.
+        self.hit(Production::Document);
         let start = if self.src.starts_with('\u{feff}') { 3 } else { 0 };
         let pos = self.skip_ws(start);
         let root_shape = self.shapes.root();
         let (root, mut pos) = match self.byte(pos) {
             Some(b'{') => self.object(pos, root_shape, false)?,
             _ if self.key_colon_at(pos, true).is_some() && self.shapes.known_keys(root_shape).is_some() => {
+                self.hit(Production::Members);
                 self.edit(EditKind::InsertOpenBrace, pos..pos);
                 self.object(pos, root_shape, true)?
             }
@@ -133,6 +142,7 @@ impl<'s> Parser<'s> {
                 if !self.droppable(&self.src[pos..open]) {
                     return self.error("text before the object looks like part of it", pos);
                 }
+                self.hit(Production::Prefix);
                 self.edit(EditKind::DropPrefix, pos..open);
                 self.object(open, root_shape, false)?
             }
@@ -140,6 +150,9 @@ impl<'s> Parser<'s> {
         let mut rivals = Vec::new();
         loop {
             pos = self.skip_ws(pos);
+            if pos < self.src.len() {
+                self.hit(Production::Suffix);
+            }
             match self.byte(pos) {
                 None => break,
                 Some(b'}' | b']') => {
@@ -157,7 +170,11 @@ impl<'s> Parser<'s> {
                 }
                 Some(_) => {
                     let rest = &self.src[pos..];
-                    let len = lexeme::fence_len(rest).unwrap_or(rest.len());
+                    let fence = lexeme::fence_len(rest);
+                    if fence.is_some() {
+                        self.hit(Production::Fence);
+                    }
+                    let len = fence.unwrap_or(rest.len());
                     if !self.droppable(&rest[..len]) {
                         return self.error("unexpected text after the object", pos);
                     }
@@ -166,11 +183,7 @@ impl<'s> Parser<'s> {
                 }
             }
         }
-        Ok(Document {
-            root,
-            rivals,
-            edits: std::mem::take(&mut self.edits),
-        })
+        Ok(Document { root, rivals, edits: std::mem::take(&mut self.edits), productions: self.productions })
     }
 
     fn enter(&mut self, kind: FrameKind, keys: Option<Vec<&'s str>>, at: usize) -> Result<(), SyntaxError> {
@@ -194,6 +207,7 @@ impl<'s> Parser<'s> {
     /// `object = "{" ws (member (sep member)*)? sep? close`; with `implicit`, the `{` is missing.
     fn object(&mut self, open: usize, shape: ShapeId, implicit: bool) -> Parsed {
         self.enter(FrameKind::Object, self.shapes.known_keys(shape), open)?;
+        self.hit(Production::Object);
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
         let mut separated = true;
@@ -215,6 +229,7 @@ impl<'s> Parser<'s> {
                     break pos + 1;
                 }
                 b',' => {
+                    self.hit(Production::Separator);
                     if separated {
                         self.edit(EditKind::DropComma, pos..pos + 1);
                     } else {
@@ -246,12 +261,14 @@ impl<'s> Parser<'s> {
         if let Some(comma) = trailing_comma {
             self.edit(EditKind::DropComma, comma..comma + 1);
         }
+        self.hit(Production::Closer);
         self.frames.pop();
         Ok((Node { span: open..end, kind: NodeKind::Object(members) }, end))
     }
 
     /// `member = key ws ":"? ws value`
     fn member(&mut self, pos: usize, object_shape: ShapeId) -> Result<(Member, usize), SyntaxError> {
+        self.hit(Production::Member);
         let (key, key_end) = self.key(pos)?;
         let key_span = pos..key_end;
         let mut after = self.skip_ws(key_end);
@@ -274,6 +291,7 @@ impl<'s> Parser<'s> {
 
     /// `key = string | "'" ... "'" | identifier`
     fn key(&mut self, pos: usize) -> Result<(String, usize), SyntaxError> {
+        self.hit(Production::Key);
         match self.byte(pos) {
             Some(quote @ (b'"' | b'\'')) => {
                 let (text, end) = self.string(pos, quote, true)?;
@@ -298,6 +316,7 @@ impl<'s> Parser<'s> {
             return Ok((first, end));
         }
         self.enter(FrameKind::List, None, pos)?;
+        self.hit(Production::List);
         let items = self.items(vec![first], end, self.shapes.items(shape));
         self.frames.pop();
         let (items, end) = items?;
@@ -316,7 +335,12 @@ impl<'s> Parser<'s> {
     }
 
     /// Items of an unbracketed list after the first, up to a key, a closer or the end.
-    fn items(&mut self, mut items: Vec<Node>, mut pos: usize, item_shape: ShapeId) -> Result<(Vec<Node>, usize), SyntaxError> {
+    fn items(
+        &mut self,
+        mut items: Vec<Node>,
+        mut pos: usize,
+        item_shape: ShapeId,
+    ) -> Result<(Vec<Node>, usize), SyntaxError> {
         while self.continues_list(pos) {
             let comma = self.skip_ws_quiet(pos);
             let start = self.skip_ws(comma + 1);
@@ -333,6 +357,7 @@ impl<'s> Parser<'s> {
     /// `array = "[" ws (value (sep value)*)? sep? close`
     fn array(&mut self, open: usize, shape: ShapeId) -> Parsed {
         self.enter(FrameKind::Array, None, open)?;
+        self.hit(Production::Array);
         let item_shape = self.shapes.items(shape);
         let in_object = self.frames.iter().rev().skip(1).any(|f| f.kind == FrameKind::Object);
         let mut pos = open + 1;
@@ -356,6 +381,7 @@ impl<'s> Parser<'s> {
                     break pos + 1;
                 }
                 b',' => {
+                    self.hit(Production::Separator);
                     let next = self.skip_ws_quiet(pos + 1);
                     if in_object && self.key_colon_at(next, true).is_some() {
                         // `["a", "pinned": false`: the array was never closed.
@@ -396,12 +422,14 @@ impl<'s> Parser<'s> {
         if let Some(comma) = trailing_comma {
             self.edit(EditKind::DropComma, comma..comma + 1);
         }
+        self.hit(Production::Closer);
         self.frames.pop();
         Ok((Node { span: open..end, kind: NodeKind::Array(items) }, end))
     }
 
     /// `value = object | array | string | number | literal | bare_run`
     pub(super) fn value(&mut self, pos: usize, shape: ShapeId) -> Parsed {
+        self.hit(Production::Value);
         let Some(byte) = self.byte(pos) else {
             return self.error("expected a value, found the end", pos);
         };
@@ -419,12 +447,14 @@ impl<'s> Parser<'s> {
         if let Some(len) = lexeme::number_len(rest) {
             if self.value_ends_at(pos + len) {
                 if let Ok(number) = rest[..len].parse::<serde_json::Number>() {
+                    self.hit(Production::Number);
                     return Ok((Node { span: pos..pos + len, kind: NodeKind::Number(number) }, pos + len));
                 }
             }
         }
         if let Some(len) = lexeme::literal_len(rest) {
             if self.value_ends_at(pos + len) {
+                self.hit(Production::Literal);
                 let kind = match &rest[..len] {
                     "true" => NodeKind::Bool(true),
                     "false" => NodeKind::Bool(false),
@@ -443,6 +473,7 @@ impl<'s> Parser<'s> {
         let kind = self.innermost();
         // Only where the schema expects text or a list may a run hold commas and line breaks.
         let textual = self.shapes.is_textual(shape);
+        self.hit(Production::BareRun);
         let mut i = start;
         // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
         let mut nesting = 0usize;

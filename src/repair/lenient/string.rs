@@ -6,6 +6,7 @@
 //! the standard reading (end at the first quote) stands and the structure decides.
 
 use super::parser::Parser;
+use super::production::Production;
 use super::SyntaxError;
 use crate::repair::edit::EditKind;
 use crate::repair::outcome::RefusalCode;
@@ -20,6 +21,7 @@ struct Checkpoint {
 
 impl Parser<'_> {
     pub(super) fn string(&mut self, open: usize, quote: u8, key: bool) -> Result<(String, usize), SyntaxError> {
+        self.hit(if quote == b'"' { Production::String } else { Production::SingleString });
         let bytes = self.src.as_bytes();
         let mut text = String::new();
         let mut edits: Vec<(EditKind, Range<usize>)> = Vec::new();
@@ -42,6 +44,7 @@ impl Parser<'_> {
             };
             if byte == b'\\' {
                 let (consumed, letter) = self.escape(i, quote, &mut text)?;
+                self.hit(if consumed == 1 { Production::BadEscape } else { Production::Escape });
                 if consumed == 1 {
                     edits.push((EditKind::KeepBackslash, i..i + 1));
                     invalid_escape.get_or_insert(i);
@@ -60,11 +63,7 @@ impl Parser<'_> {
                     if spaced_quote || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']' | b'+')) {
                         break i + 1;
                     }
-                    standard = Some(Checkpoint {
-                        quote: i,
-                        text_len: text.len(),
-                        edits_len: edits.len(),
-                    });
+                    standard = Some(Checkpoint { quote: i, text_len: text.len(), edits_len: edits.len() });
                 } else if self.byte_after_ws(i + 1) == Some(b':') {
                     // `"b,"c":"d"`: a key inside the string; a quote is missing somewhere.
                     return Err(SyntaxError::new(
@@ -73,10 +72,12 @@ impl Parser<'_> {
                         i,
                     ));
                 }
+                self.hit(Production::InnerQuote);
                 edits.push((EditKind::EscapeInnerQuote, i..i + 1));
                 text.push(byte as char);
                 i += 1;
             } else if byte < 0x20 {
+                self.hit(Production::Control);
                 edits.push((EditKind::EscapeControlChar, i..i + 1));
                 text.push(byte as char);
                 i += 1;
@@ -109,7 +110,7 @@ impl Parser<'_> {
 
     /// Decodes the escape at `at` into `text`. Returns the bytes consumed (1 when the backslash
     /// starts no escape and is kept literally) and whether it was a letter escape (`\n`, `\u..`).
-    fn escape(&self, at: usize, quote: u8, text: &mut String) -> Result<(usize, bool), SyntaxError> {
+    fn escape(&mut self, at: usize, quote: u8, text: &mut String) -> Result<(usize, bool), SyntaxError> {
         let bytes = self.src.as_bytes();
         let decoded = match bytes.get(at + 1) {
             Some(b'"') => '"',

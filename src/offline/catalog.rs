@@ -1,0 +1,78 @@
+//! Tool schemas by name, from an Anthropic `tools` array, an MCP `tools/list` result, or the
+//! `api-request-shape` records of a Claude Code transcript.
+
+use crate::schema::{SchemaError, ToolSchema};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+#[derive(Default, Clone)]
+pub struct ToolCatalog {
+    tools: HashMap<String, Result<Arc<ToolSchema>, SchemaError>>,
+}
+
+impl ToolCatalog {
+    /// Reads any of the supported tool-list shapes; `None` if `value` is none of them.
+    pub fn from_value(value: &Value) -> Option<Self> {
+        let list = tool_list(value)?;
+        let mut catalog = Self::default();
+        catalog.add_all(list);
+        Some(catalog)
+    }
+
+    /// Adds (or replaces) every tool in a list of `{name, input_schema | inputSchema}`.
+    pub fn add_all(&mut self, list: &[Value]) {
+        for tool in list {
+            let Some(name) = tool["name"].as_str() else { continue };
+            let Some(schema) = tool.get("input_schema").or_else(|| tool.get("inputSchema")) else {
+                continue;
+            };
+            self.tools.insert(name.to_string(), ToolSchema::compile(schema).map(Arc::new));
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Result<Arc<ToolSchema>, SchemaError>> {
+        self.tools.get(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// The tools array inside any supported shape.
+pub fn tool_list(value: &Value) -> Option<&[Value]> {
+    let candidates = [
+        value.as_array(),
+        value["tools"].as_array(),
+        value["result"]["tools"].as_array(),
+        value["shape"]["tools"].as_array(),
+    ];
+    candidates.into_iter().flatten().next().map(Vec::as_slice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_anthropic_mcp_and_transcript_shapes() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let shapes = [
+            json!([{"name": "a", "input_schema": schema}]),
+            json!({"tools": [{"name": "a", "inputSchema": schema}]}),
+            json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "a", "inputSchema": schema}]}}),
+            json!({"type": "api-request-shape", "shape": {"tools": [{"name": "a", "input_schema": schema}]}}),
+        ];
+        for shape in shapes {
+            let catalog = ToolCatalog::from_value(&shape).expect("recognised");
+            assert!(matches!(catalog.get("a"), Some(Ok(_))), "{shape}");
+        }
+        assert!(ToolCatalog::from_value(&json!({"name": "x"})).is_none());
+    }
+}

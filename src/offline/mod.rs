@@ -1,0 +1,156 @@
+//! Offline repair of recorded calls: `toolmend repair` over JSON Lines of records, Claude Code
+//! transcripts or sidecar captures, one result line per call.
+
+mod catalog;
+mod record;
+
+pub use catalog::{tool_list, ToolCatalog};
+pub use record::{classify, Call, Line, ResultLine};
+
+use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
+use crate::schema::SchemaCache;
+use std::io::{self, BufRead, Write};
+
+/// Counts for one run, printed as a summary and used for the exit code.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub valid: usize,
+    pub repaired: usize,
+    pub refused: usize,
+    /// Lines that were not JSON or not a known kind of line.
+    pub bad_lines: usize,
+}
+
+impl Summary {
+    fn count(&mut self, status: Status) {
+        match status {
+            Status::Valid => self.valid += 1,
+            Status::Repaired => self.repaired += 1,
+            _ => self.refused += 1,
+        }
+    }
+
+    pub fn add(&mut self, other: &Summary) {
+        self.valid += other.valid;
+        self.repaired += other.repaired;
+        self.refused += other.refused;
+        self.bad_lines += other.bad_lines;
+    }
+}
+
+/// Repairs calls one source at a time; `tools` (from `--tools`) backs up the schemas a
+/// transcript records itself.
+pub struct Repairer {
+    tools: ToolCatalog,
+    cache: SchemaCache,
+}
+
+impl Repairer {
+    pub fn new(tools: ToolCatalog) -> Self {
+        Self { tools, cache: SchemaCache::new(1024) }
+    }
+
+    /// Reads JSON Lines from `reader`, writes one result line per call to `out`, and reports
+    /// bad lines as `source:line: message` to `diagnostics`.
+    pub fn run(
+        &self,
+        reader: impl BufRead,
+        source: &str,
+        out: &mut impl Write,
+        diagnostics: &mut impl Write,
+    ) -> io::Result<Summary> {
+        let mut summary = Summary::default();
+        let mut learned = ToolCatalog::default();
+        for (index, line) in reader.lines().enumerate() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed = serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}")).and_then(|v| classify(&v));
+            match parsed {
+                Err(message) => {
+                    summary.bad_lines += 1;
+                    writeln!(diagnostics, "{source}:{}: {message}", index + 1)?;
+                }
+                Ok(Line::Tools(value)) => learned.add_all(tool_list(&value).unwrap_or_default()),
+                Ok(Line::Nothing) => {}
+                Ok(Line::Calls(calls)) => {
+                    for call in &calls {
+                        let outcome = self.repair_call(call, &learned);
+                        summary.count(outcome.status);
+                        serde_json::to_writer(&mut *out, &ResultLine::new(call, &outcome))?;
+                        out.write_all(b"\n")?;
+                    }
+                }
+            }
+        }
+        Ok(summary)
+    }
+
+    /// One call against its schema: the line's own, the transcript's, `--tools`, or none.
+    pub fn repair_call(&self, call: &Call, learned: &ToolCatalog) -> Outcome {
+        let options = RepairOptions {
+            stop_reason: call.stop_reason.clone(),
+            declared_len: call.declared_len,
+            ..RepairOptions::default()
+        };
+        let schema = match (&call.schema, call.tool.as_deref()) {
+            (Some(schema), _) => Some(self.cache.get_or_compile(schema)),
+            (None, Some(tool)) => learned.get(tool).or_else(|| self.tools.get(tool)).cloned(),
+            (None, None) => None,
+        };
+        match schema {
+            Some(Ok(schema)) => repair(&call.raw, Some(&schema), &options),
+            Some(Err(error)) => Outcome::refused(Refusal::new(RefusalCode::UnusableSchema, error.to_string(), None)),
+            None => repair(&call.raw, None, &options),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn run(input: &str) -> (Vec<Value>, String, Summary) {
+        let mut out = Vec::new();
+        let mut diagnostics = Vec::new();
+        let summary = Repairer::new(ToolCatalog::default())
+            .run(input.as_bytes(), "in.jsonl", &mut out, &mut diagnostics)
+            .unwrap();
+        let lines = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (lines, String::from_utf8(diagnostics).unwrap(), summary)
+    }
+
+    #[test]
+    fn bad_lines_are_reported_with_their_number_and_the_run_goes_on() {
+        let schema = json!({"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]});
+        let input = format!(
+            "{}\nnot json\n{{\"nothing\": 1}}\n{}\n",
+            json!({"id": "a", "schema": schema, "raw": "{\"cmd\": ls}"}),
+            json!({"id": "b", "raw": "{\"cmd\": \"ls\"}"})
+        );
+        let (lines, diagnostics, summary) = run(&input);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["id"], "a");
+        assert_eq!(lines[0]["status"], "repaired");
+        assert_eq!(lines[0]["input"], json!({"cmd": "ls"}));
+        assert_eq!(lines[1]["status"], "valid");
+        assert!(diagnostics.contains("in.jsonl:2: not JSON"), "{diagnostics}");
+        assert!(diagnostics.contains("in.jsonl:3: expected a record"), "{diagnostics}");
+        assert_eq!(summary.bad_lines, 2);
+    }
+
+    #[test]
+    fn an_unusable_schema_refuses_that_call_only() {
+        let input = format!(
+            "{}\n{}\n",
+            json!({"id": "a", "schema": {"type": "strnig"}, "raw": "{x: 1}"}),
+            json!({"id": "b", "raw": "{x: 1}"})
+        );
+        let (lines, _, _) = run(&input);
+        assert_eq!(lines[0]["status"], "refused");
+        assert_eq!(lines[0]["reason"]["code"], "unusable_schema");
+        assert_eq!(lines[1]["status"], "repaired");
+    }
+}
