@@ -8,3 +8,4 @@ pub mod cli;
 pub mod offline;
 pub mod repair;
 pub mod schema;
+pub mod stream;

@@ -1,10 +1,9 @@
 //! Offline repair of recorded calls: `toolmend repair` over JSON Lines of records, Claude Code
 //! transcripts or sidecar captures, one result line per call.
 
-mod catalog;
 mod record;
 
-pub use catalog::{tool_list, ToolCatalog};
+pub use crate::schema::{tool_list, ToolCatalog};
 pub use record::{classify, Call, Line, ResultLine};
 
 use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
@@ -72,7 +71,7 @@ impl Repairer {
                     summary.bad_lines += 1;
                     writeln!(diagnostics, "{source}:{}: {message}", index + 1)?;
                 }
-                Ok(Line::Tools(value)) => learned.add_all(tool_list(&value).unwrap_or_default()),
+                Ok(Line::Tools(value)) => learned.add_all(tool_list(&value).unwrap_or_default(), Some(&self.cache)),
                 Ok(Line::Nothing) => {}
                 Ok(Line::Calls(calls)) => {
                     for call in &calls {

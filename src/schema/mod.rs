@@ -2,9 +2,11 @@
 //! alignment, plus a `jsonschema` validator that has the last word on every repair.
 
 mod cache;
+mod catalog;
 mod shape;
 
 pub use cache::SchemaCache;
+pub use catalog::{tool_list, ToolCatalog};
 pub(crate) use shape::escape_pointer;
 pub use shape::{ObjectShape, Shape, ShapeId, ShapeSet};
 

@@ -1,7 +1,7 @@
 //! Tool schemas by name, from an Anthropic `tools` array, an MCP `tools/list` result, or the
 //! `api-request-shape` records of a Claude Code transcript.
 
-use crate::schema::{SchemaError, ToolSchema};
+use super::{SchemaCache, SchemaError, ToolSchema};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,18 +16,23 @@ impl ToolCatalog {
     pub fn from_value(value: &Value) -> Option<Self> {
         let list = tool_list(value)?;
         let mut catalog = Self::default();
-        catalog.add_all(list);
+        catalog.add_all(list, None);
         Some(catalog)
     }
 
-    /// Adds (or replaces) every tool in a list of `{name, input_schema | inputSchema}`.
-    pub fn add_all(&mut self, list: &[Value]) {
+    /// Adds (or replaces) every tool in a list of `{name, input_schema | inputSchema}`,
+    /// compiling through `cache` when given.
+    pub fn add_all(&mut self, list: &[Value], cache: Option<&SchemaCache>) {
         for tool in list {
             let Some(name) = tool["name"].as_str() else { continue };
             let Some(schema) = tool.get("input_schema").or_else(|| tool.get("inputSchema")) else {
                 continue;
             };
-            self.tools.insert(name.to_string(), ToolSchema::compile(schema).map(Arc::new));
+            let compiled = match cache {
+                Some(cache) => cache.get_or_compile(schema),
+                None => ToolSchema::compile(schema).map(Arc::new),
+            };
+            self.tools.insert(name.to_string(), compiled);
         }
     }
 

@@ -1,0 +1,203 @@
+//! The stream state machine on recorded SSE streams: bytes in, bytes out, no sockets.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use toolmend::repair::Status;
+use toolmend::schema::ToolCatalog;
+use toolmend::stream::{parse_frame, Decision, FrameSplitter, StreamOptions, StreamRepairer};
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/fixtures/sse/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn search_tools() -> Arc<ToolCatalog> {
+    let tools = json!([{"name": "search", "input_schema": {
+        "type": "object",
+        "properties": {
+            "jurisdiction": {"type": "string", "enum": ["se", "no", "dk", "fi"]},
+            "terms": {"type": "array", "items": {"type": "string"}},
+            "limit": {"type": "integer", "minimum": 1}
+        },
+        "required": ["jurisdiction", "terms"],
+        "additionalProperties": false
+    }}]);
+    Arc::new(ToolCatalog::from_value(&tools).unwrap())
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn run_chunked(input: &[u8], chunks: &[usize], options: StreamOptions) -> (Vec<u8>, Vec<Decision>) {
+    let mut machine = StreamRepairer::new(search_tools(), options);
+    let (mut out, mut decisions) = (Vec::new(), Vec::new());
+    let mut rest = input;
+    for &size in chunks.iter().chain(std::iter::repeat(&usize::MAX)) {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+        let step = machine.feed(chunk);
+        out.extend(step.bytes);
+        decisions.extend(step.decisions);
+        rest = tail;
+    }
+    let step = machine.finish();
+    out.extend(step.bytes);
+    decisions.extend(step.decisions);
+    (out, decisions)
+}
+
+fn run(input: &[u8]) -> (Vec<u8>, Vec<Decision>) {
+    run_chunked(input, &[], StreamOptions::default())
+}
+
+fn frames(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut splitter = FrameSplitter::default();
+    let mut frames = Vec::new();
+    splitter.push(bytes, &mut frames);
+    frames
+}
+
+fn data(frame: &[u8]) -> Value {
+    serde_json::from_str(parse_frame(frame).data.as_deref().unwrap_or("null")).unwrap_or_default()
+}
+
+/// What the CLI builds: per block index, every input_json_delta appended.
+fn tool_inputs(bytes: &[u8]) -> BTreeMap<u64, String> {
+    let mut inputs = BTreeMap::new();
+    for frame in frames(bytes) {
+        let data = data(&frame);
+        if data["delta"]["type"] == "input_json_delta" {
+            let entry: &mut String = inputs.entry(data["index"].as_u64().unwrap()).or_default();
+            entry.push_str(data["delta"]["partial_json"].as_str().unwrap());
+        }
+    }
+    inputs
+}
+
+/// Frames other than tool input deltas, in order.
+fn other_frames(bytes: &[u8]) -> Vec<Vec<u8>> {
+    frames(bytes).into_iter().filter(|f| data(f)["delta"]["type"] != "input_json_delta").collect()
+}
+
+#[test]
+fn streams_without_tool_errors_pass_byte_identical() {
+    for name in ["valid-tool.sse", "text-only.sse"] {
+        let input = fixture(name);
+        let (out, decisions) = run(&input);
+        assert_eq!(text(&out), text(&input), "{name}");
+        assert!(decisions.iter().all(|d| d.outcome.status == Status::Valid));
+    }
+}
+
+#[test]
+fn the_seed_call_is_reissued_repaired_and_nothing_else_changes() {
+    let input = fixture("seed-malformed.sse");
+    let (out, decisions) = run(&input);
+    let repaired: Value = serde_json::from_str(&tool_inputs(&out)[&1]).unwrap();
+    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+    let deltas = frames(&out).iter().filter(|f| data(f)["delta"]["type"] == "input_json_delta").count();
+    assert_eq!(deltas, 1, "the repaired call is one delta");
+    assert_eq!(other_frames(&out), other_frames(&input), "every other frame, in order");
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].outcome.status, Status::Repaired);
+    assert_eq!(decisions[0].tool_use_id, "toolu_seed");
+    assert_eq!(decisions[0].stop_reason.as_deref(), Some("tool_use"));
+}
+
+#[test]
+fn refused_and_cut_calls_go_out_exactly_as_they_came() {
+    for (name, code) in [("refused-tool.sse", "schema_mismatch"), ("max-tokens-cut.sse", "truncated")] {
+        let input = fixture(name);
+        let (out, decisions) = run(&input);
+        assert_eq!(text(&out), text(&input), "{name}");
+        assert_eq!(decisions.len(), 1);
+        assert_eq!(decisions[0].outcome.status, Status::Refused);
+        assert_eq!(decisions[0].outcome.reason.as_ref().unwrap().code.as_str(), code);
+    }
+}
+
+#[test]
+fn parallel_tool_blocks_keep_their_order() {
+    let input = fixture("parallel-tools.sse");
+    let (out, decisions) = run(&input);
+    let inputs = tool_inputs(&out);
+    assert_eq!(
+        serde_json::from_str::<Value>(&inputs[&1]).unwrap(),
+        json!({"jurisdiction": "no", "terms": ["fjord", "cabin"], "limit": 3})
+    );
+    assert_eq!(inputs[&2], r#"{"jurisdiction": "dk", "terms": ["smorrebrod"]}"#);
+    let order: Vec<(String, u64)> = frames(&out)
+        .iter()
+        .filter_map(|f| Some((parse_frame(f).event?.to_string(), data(f)["index"].as_u64()?)))
+        .filter(|(event, _)| event != "content_block_delta")
+        .collect();
+    let expected_order: Vec<(String, u64)> = frames(&input)
+        .iter()
+        .filter_map(|f| Some((parse_frame(f).event?.to_string(), data(f)["index"].as_u64()?)))
+        .filter(|(event, _)| event != "content_block_delta")
+        .collect();
+    assert_eq!(order, expected_order);
+    let statuses: Vec<Status> = decisions.iter().map(|d| d.outcome.status).collect();
+    assert_eq!(statuses, [Status::Valid, Status::Repaired]);
+}
+
+#[test]
+fn an_error_event_or_the_end_inside_a_held_block_flushes_it_unchanged() {
+    let input = fixture("seed-malformed.sse");
+    let recorded = text(&input);
+    let cut_at =
+        recorded.find("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}").unwrap();
+    let error = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    for tail in ["", error] {
+        let stream = format!("{}{tail}", &recorded[..cut_at]);
+        let (out, decisions) = run(stream.as_bytes());
+        assert_eq!(text(&out), stream, "tail {tail:?}");
+        assert_eq!(decisions[0].outcome.status, Status::Refused);
+    }
+}
+
+#[test]
+fn a_block_over_the_hold_limit_passes_through_unchanged() {
+    let input = fixture("seed-malformed.sse");
+    let options = StreamOptions { max_held_bytes: 200, ..StreamOptions::default() };
+    let (out, decisions) = run_chunked(&input, &[], options);
+    assert_eq!(text(&out), text(&input));
+    assert_eq!(decisions[0].outcome.reason.as_ref().unwrap().code.as_str(), "too_large");
+}
+
+#[test]
+fn text_goes_out_at_once_and_a_ping_inside_a_tool_block_keeps_its_place() {
+    let input = fixture("seed-malformed.sse");
+    let text = String::from_utf8(input).unwrap();
+    let tool_start = text.find("\"type\":\"tool_use\"").unwrap();
+    let ping_end = text.find("event: ping").unwrap() + "event: ping\ndata: {\"type\":\"ping\"}\n\n".len();
+    let mut machine = StreamRepairer::new(search_tools(), StreamOptions::default());
+    let step = machine.feed(&text.as_bytes()[..ping_end]);
+    assert!(machine.is_holding());
+    let out = String::from_utf8(step.bytes).unwrap();
+    assert!(out.len() > tool_start, "text and the tool block's start went out");
+    assert!(!out.contains("input_json_delta") && !out.contains("event: ping"), "{out}");
+    let (repaired, _) = run(text.as_bytes());
+    let repaired = String::from_utf8(repaired).unwrap();
+    assert!(repaired.find("event: ping").unwrap() < repaired.find("input_json_delta").unwrap());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any split of a recorded stream into chunks gives the same bytes as the unsplit stream.
+    #[test]
+    fn chunking_never_changes_the_output(
+        name in prop::sample::select(vec!["seed-malformed.sse", "parallel-tools.sse", "valid-tool.sse", "max-tokens-cut.sse", "refused-tool.sse"]),
+        chunks in prop::collection::vec(1usize..64, 1..200),
+    ) {
+        let input = fixture(name);
+        let (whole, _) = run(&input);
+        let (split, _) = run_chunked(&input, &chunks, StreamOptions::default());
+        prop_assert_eq!(text(&whole), text(&split));
+    }
+}
