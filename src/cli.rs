@@ -12,8 +12,35 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the sidecar: a Messages API proxy that repairs tool input in the stream.
+    Serve(ServeArgs),
+    /// Show the main job on an embedded fake API: a malformed call repaired in the stream.
+    Demo,
     /// Repair recorded tool calls (JSON Lines records, transcripts, captures), or one raw input.
     Repair(RepairArgs),
+}
+
+/// Flags win over `TOOLMEND_*` variables, which win over the config file.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8787].
+    #[arg(long, env = "TOOLMEND_LISTEN", value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// The Messages API to forward to [default: https://api.anthropic.com].
+    #[arg(long, env = "TOOLMEND_UPSTREAM", value_name = "URL")]
+    pub upstream: Option<String>,
+    /// A TOML config file (see the README for its keys).
+    #[arg(long, env = "TOOLMEND_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Allow binding an address other than loopback.
+    #[arg(long, env = "TOOLMEND_ALLOW_REMOTE")]
+    pub allow_remote: bool,
+    /// Append every call that was not valid to this JSON Lines file (mode 0600).
+    #[arg(long, env = "TOOLMEND_CAPTURE", value_name = "FILE")]
+    pub capture: Option<PathBuf>,
+    /// Leave raw and repaired inputs out of /events.
+    #[arg(long, env = "TOOLMEND_REDACT_INPUTS")]
+    pub redact_inputs: bool,
 }
 
 #[derive(Debug, Args)]

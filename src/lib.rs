@@ -5,7 +5,10 @@
 //! tools and the hook all hand their calls to it.
 
 pub mod cli;
+pub mod demo;
 pub mod offline;
+pub mod proxy;
 pub mod repair;
 pub mod schema;
 pub mod stream;
+pub mod telemetry;

@@ -5,14 +5,18 @@ use clap::Parser;
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use toolmend::cli::{Cli, Command, RepairArgs};
+use tokio_util::sync::CancellationToken;
+use toolmend::cli::{Cli, Command, RepairArgs, ServeArgs};
 use toolmend::offline::{Repairer, Summary, ToolCatalog};
+use toolmend::proxy::{Config, FileConfig, Server};
 use toolmend::repair::{repair, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Serve(args) => run_serve(args),
+        Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
     };
     match result {
@@ -22,6 +26,67 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| "info".into()))
+        .with_writer(io::stderr)
+        .init();
+    let mut file = match &args.config {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    file.listen = args.listen.or(file.listen);
+    file.upstream = args.upstream.or(file.upstream);
+    file.capture = args.capture.or(file.capture);
+    if args.allow_remote {
+        file.allow_remote = Some(true);
+    }
+    if args.redact_inputs {
+        file.redact_inputs = Some(true);
+    }
+    let config = Config::from_file(file);
+    runtime()?.block_on(async move {
+        let server = Server::bind(config.clone()).await?;
+        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
+        let shutdown = CancellationToken::new();
+        let trigger = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down: open streams may finish");
+            trigger.cancel();
+        });
+        server.run(shutdown).await.context("serving")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn wait_for_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+fn run_demo() -> Result<ExitCode> {
+    let report = runtime()?.block_on(toolmend::demo::run()).map_err(|e| anyhow::anyhow!(e))?;
+    print!("{report}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {

@@ -1,0 +1,131 @@
+//! The sidecar: a transparent Messages API proxy that repairs tool input in the stream.
+//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
+//! front of the catch-all forward.
+
+mod config;
+mod forward;
+mod headers;
+mod local;
+mod observe;
+mod relay;
+
+pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
+pub use observe::Capture;
+
+use crate::schema::SchemaCache;
+use crate::telemetry::{EventLog, Metrics};
+use axum::routing::get;
+use axum::Router;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("binding {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("opening the capture file {path}: {source}")]
+    Capture { path: String, source: std::io::Error },
+    #[error("building the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
+/// Shared state of one running sidecar.
+pub struct App {
+    pub config: Config,
+    pub client: reqwest::Client,
+    pub metrics: Metrics,
+    pub events: EventLog,
+    pub schemas: SchemaCache,
+    pub capture: Option<Capture>,
+    pub tracker: TaskTracker,
+    request_counter: AtomicU64,
+}
+
+impl App {
+    pub fn new(config: Config) -> Result<Self, ProxyError> {
+        config.check()?;
+        // Installing twice is harmless; the first provider stays.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
+            .pool_idle_timeout(std::time::Duration::from_secs(60))
+            .build()?;
+        let capture = match &config.capture {
+            Some(path) => Some(
+                Capture::open(path)
+                    .map_err(|source| ProxyError::Capture { path: path.display().to_string(), source })?,
+            ),
+            None => None,
+        };
+        Ok(Self {
+            metrics: Metrics::new(config.tool_label_limit),
+            events: EventLog::new(config.events_capacity),
+            schemas: SchemaCache::new(4096),
+            capture,
+            client,
+            tracker: TaskTracker::new(),
+            request_counter: AtomicU64::new(0),
+            config,
+        })
+    }
+
+    pub(crate) fn next_request_id(&self) -> String {
+        format!("toolmend-{}", self.request_counter.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/healthz", get(local::healthz))
+        .route("/metrics", get(local::metrics))
+        .route("/events", get(local::events).post(local::report_event))
+        .fallback(forward::forward)
+        .with_state(app)
+}
+
+/// A bound, not yet running, sidecar.
+pub struct Server {
+    listener: TcpListener,
+    app: Arc<App>,
+}
+
+impl Server {
+    pub async fn bind(config: Config) -> Result<Self, ProxyError> {
+        let app = Arc::new(App::new(config)?);
+        let addr = app.config.listen;
+        let listener = TcpListener::bind(addr).await.map_err(|source| ProxyError::Bind { addr, source })?;
+        Ok(Self { listener, app })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().expect("a bound listener has an address")
+    }
+
+    pub fn app(&self) -> Arc<App> {
+        self.app.clone()
+    }
+
+    /// Serves until `shutdown` fires, then lets open streams finish for at most the drain time.
+    pub async fn run(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        let drain = self.app.config.drain;
+        let tracker = self.app.tracker.clone();
+        let stop = shutdown.clone();
+        let serve = axum::serve(self.listener, router(self.app)).with_graceful_shutdown(stop.cancelled_owned());
+        tokio::select! {
+            result = serve => result?,
+            _ = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
+                tracing::warn!("drain time over; closing open streams");
+            }
+        }
+        tracker.close();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), tracker.wait()).await;
+        Ok(())
+    }
+}

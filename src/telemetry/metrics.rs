@@ -1,0 +1,166 @@
+//! Prometheus metrics, held in app state so every server (and every test) has its own registry.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ToolLabels {
+    pub tool: String,
+    pub outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StatusLabels {
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct VersionLabels {
+    pub version: String,
+}
+
+pub struct Metrics {
+    registry: Registry,
+    pub tool_calls: Family<ToolLabels, Counter>,
+    pub repair_edits: Family<KindLabels, Counter>,
+    pub strict_tools: Family<ResultLabels, Counter>,
+    pub upstream_requests: Family<StatusLabels, Counter>,
+    pub hook_runs: Family<ResultLabels, Counter>,
+    pub request_duration: Histogram,
+    pub overhead: Histogram,
+    pub hold: Histogram,
+    tool_names: ToolNames,
+}
+
+fn seconds_buckets() -> impl Iterator<Item = f64> {
+    [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0].into_iter()
+}
+
+impl Metrics {
+    /// `tool_label_limit`: distinct tool names kept as labels; the rest count as `other`.
+    pub fn new(tool_label_limit: usize) -> Self {
+        let mut registry = Registry::default();
+        let tool_calls = Family::<ToolLabels, Counter>::default();
+        let repair_edits = Family::<KindLabels, Counter>::default();
+        let strict_tools = Family::<ResultLabels, Counter>::default();
+        let upstream_requests = Family::<StatusLabels, Counter>::default();
+        let hook_runs = Family::<ResultLabels, Counter>::default();
+        let request_duration = Histogram::new(seconds_buckets());
+        let overhead = Histogram::new(seconds_buckets());
+        let hold = Histogram::new(seconds_buckets());
+        let build_info = Family::<VersionLabels, Gauge>::default();
+        build_info.get_or_create(&VersionLabels { version: env!("CARGO_PKG_VERSION").into() }).set(1);
+        registry.register("toolmend_tool_calls", "Tool calls seen in streams, by outcome", tool_calls.clone());
+        registry.register("toolmend_repair_edits", "Edits made by repairs, by kind", repair_edits.clone());
+        registry.register("toolmend_strict_tools", "Tools considered for strict injection", strict_tools.clone());
+        registry.register("toolmend_upstream_requests", "Requests sent upstream, by status", upstream_requests.clone());
+        registry.register("toolmend_hook_runs", "Hook commands run, by result", hook_runs.clone());
+        registry.register("toolmend_request_duration_seconds", "Whole proxied requests", request_duration.clone());
+        registry.register(
+            "toolmend_overhead_seconds",
+            "Time toolmend itself added to a request (parsing, repair, rewrite)",
+            overhead.clone(),
+        );
+        registry.register("toolmend_hold_seconds", "Time a tool block's input was held back", hold.clone());
+        registry.register("toolmend_build_info", "Build information", build_info);
+        Self {
+            registry,
+            tool_calls,
+            repair_edits,
+            strict_tools,
+            upstream_requests,
+            hook_runs,
+            request_duration,
+            overhead,
+            hold,
+            tool_names: ToolNames::new(tool_label_limit),
+        }
+    }
+
+    pub fn count_tool_call(&self, tool: &str, outcome: &str) {
+        let tool = self.tool_names.label(tool);
+        self.tool_calls.get_or_create(&ToolLabels { tool, outcome: outcome.into() }).inc();
+    }
+
+    pub fn count_edit(&self, kind: &str) {
+        self.repair_edits.get_or_create(&KindLabels { kind: kind.into() }).inc();
+    }
+
+    pub fn count_upstream(&self, status: &str) {
+        self.upstream_requests.get_or_create(&StatusLabels { status: status.into() }).inc();
+    }
+
+    pub fn count_strict(&self, result: &str) {
+        self.strict_tools.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    pub fn count_hook(&self, result: &str) {
+        self.hook_runs.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// The Prometheus text format.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        encode(&mut text, &self.registry).expect("writing to a String cannot fail");
+        text
+    }
+}
+
+/// A bounded set of tool names used as label values.
+struct ToolNames {
+    limit: usize,
+    seen: Mutex<HashSet<String>>,
+}
+
+impl ToolNames {
+    fn new(limit: usize) -> Self {
+        Self { limit, seen: Mutex::new(HashSet::new()) }
+    }
+
+    fn label(&self, tool: &str) -> String {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.contains(tool) {
+            return tool.to_string();
+        }
+        if seen.len() < self.limit {
+            seen.insert(tool.to_string());
+            return tool.to_string();
+        }
+        "other".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_labels_are_capped() {
+        let metrics = Metrics::new(2);
+        for tool in ["a", "b", "c", "d", "a"] {
+            metrics.count_tool_call(tool, "repaired");
+        }
+        let text = metrics.render();
+        assert!(text.contains(r#"toolmend_tool_calls_total{tool="a",outcome="repaired"} 2"#), "{text}");
+        assert!(text.contains(r#"toolmend_tool_calls_total{tool="other",outcome="repaired"} 2"#), "{text}");
+        assert!(!text.contains(r#"tool="c""#));
+        assert!(text.contains("toolmend_build_info{version="));
+    }
+}

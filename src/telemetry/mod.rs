@@ -1,0 +1,7 @@
+//! What toolmend reports about itself: Prometheus metrics and a log of recent events.
+
+mod events;
+mod metrics;
+
+pub use events::{Event, EventLog};
+pub use metrics::Metrics;
