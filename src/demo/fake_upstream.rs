@@ -140,7 +140,11 @@ async fn answer(request: Request, responder: &Responder, recorded: &Mutex<Vec<Re
                 tokio::time::sleep(delay).await;
                 Some((Ok::<Bytes, std::io::Error>(Bytes::from(chunk)), chunks))
             }
-            None if cut => Some((Err(std::io::Error::other("cut by the script")), chunks)),
+            None if cut => {
+                // Let the server flush what was sent before it aborts the connection.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Some((Err(std::io::Error::other("cut by the script")), chunks))
+            }
             None => None,
         }
     });

@@ -1,0 +1,254 @@
+//! The sidecar end to end on loopback: a scripted fake Messages API behind the real proxy.
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use toolmend::demo::fake_upstream::{FakeUpstream, RecordedRequest, Reply};
+use toolmend::demo::{assembled_tool_inputs, seed_tools, SEED_STREAM};
+use toolmend::proxy::{App, Config, Server};
+
+struct Harness {
+    upstream: FakeUpstream,
+    proxy: String,
+    app: Arc<App>,
+    stop: CancellationToken,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn start(
+    reply: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    tweak: impl FnOnce(&mut Config),
+) -> Harness {
+    let upstream = FakeUpstream::start(Arc::new(reply)).await.unwrap();
+    let mut config = Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), ..Config::default() };
+    tweak(&mut config);
+    let server = Server::bind(config).await.unwrap();
+    let proxy = format!("http://{}", server.local_addr());
+    let app = server.app();
+    let stop = CancellationToken::new();
+    tokio::spawn(server.run(stop.clone()));
+    Harness { upstream, proxy, app, stop }
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/fixtures/sse/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn messages_request() -> Value {
+    json!({"model": "m", "max_tokens": 100, "stream": true, "tools": seed_tools(),
+           "messages": [{"role": "user", "content": "hi"}]})
+}
+
+async fn post_messages(proxy: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{proxy}/v1/messages?beta=true"))
+        .header("x-api-key", "sk-ant-secret-key")
+        .header("authorization", "Bearer oauth-secret-token")
+        .header("accept-encoding", "gzip, deflate, br, zstd")
+        .json(&messages_request())
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Reads the body until it ends or breaks; the bytes that arrived and whether it broke.
+async fn read_all(response: reqwest::Response) -> (Vec<u8>, bool) {
+    let mut body = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.next().await {
+        match chunk {
+            Ok(chunk) => bytes.extend_from_slice(&chunk),
+            Err(_) => return (bytes, true),
+        }
+    }
+    (bytes, false)
+}
+
+async fn get_text(url: String) -> String {
+    reqwest::get(url).await.unwrap().text().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_seed_call_is_repaired_and_the_request_passes_unchanged() {
+    let harness = start(|_| Reply::sse(SEED_STREAM, 37), |_| {}).await;
+    let response = post_messages(&harness.proxy).await;
+    assert_eq!(response.status(), 200);
+    let (body, broke) = read_all(response).await;
+    assert!(!broke);
+    let repaired: Value = serde_json::from_str(&assembled_tool_inputs(&body)[&1]).unwrap();
+    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+
+    let seen = &harness.upstream.requests()[0];
+    assert_eq!(seen.path, "/v1/messages?beta=true");
+    assert_eq!(seen.json().unwrap(), messages_request());
+    assert_eq!(seen.header("x-api-key"), Some("sk-ant-secret-key"));
+    assert_eq!(seen.header("accept-encoding"), Some("identity"));
+
+    let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
+    assert!(metrics.contains(r#"toolmend_tool_calls_total{tool="search",outcome="repaired"} 1"#), "{metrics}");
+    assert!(metrics.contains(r#"toolmend_upstream_requests_total{status="200"} 1"#), "{metrics}");
+    let events: Value = serde_json::from_str(&get_text(format!("{}/events", harness.proxy)).await).unwrap();
+    let event = &events["events"][0];
+    assert_eq!(event["kind"], "repaired");
+    assert_eq!(event["tool_use_id"], "toolu_seed");
+    assert_eq!(event["edits"][0]["kind"], "bare_list");
+    let all = events.to_string();
+    assert!(!all.contains("sk-ant-secret-key") && !all.contains("oauth-secret-token"));
+}
+
+#[tokio::test]
+async fn valid_and_text_streams_are_byte_identical() {
+    for name in ["valid-tool.sse", "text-only.sse", "refused-tool.sse", "max-tokens-cut.sse"] {
+        let stream = fixture(name);
+        let served = stream.clone();
+        let harness = start(move |_| Reply::sse(&served, 50), |_| {}).await;
+        let (body, _) = read_all(post_messages(&harness.proxy).await).await;
+        assert_eq!(String::from_utf8(body).unwrap(), stream, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn other_methods_paths_and_errors_pass_through() {
+    let harness = start(
+        |request| match request.path.ends_with("/api/hello") {
+            true => Reply::json(200, &json!({})),
+            false => Reply::json(
+                429,
+                &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}),
+            )
+            .with_header("retry-after", "7"),
+        },
+        |config| config.upstream.push_str("/gateway"),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let head = client.head(format!("{}/api/hello", harness.proxy)).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    let limited = post_messages(&harness.proxy).await;
+    assert_eq!(limited.status(), 429);
+    assert_eq!(limited.headers()["retry-after"], "7");
+    let body: Value = limited.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "rate_limit_error");
+    let paths: Vec<(String, String)> =
+        harness.upstream.requests().iter().map(|r| (r.method.clone(), r.path.clone())).collect();
+    assert_eq!(
+        paths,
+        [("HEAD".into(), "/gateway/api/hello".into()), ("POST".into(), "/gateway/v1/messages?beta=true".into())]
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_cut_inside_a_held_block_delivers_every_byte_then_breaks() {
+    let stream = fixture("seed-malformed.sse");
+    let cut_at = stream.find("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}").unwrap();
+    let sent = stream[..cut_at].to_string();
+    let served = sent.clone();
+    let harness = start(move |_| Reply::sse(&served, 64).cut(), |_| {}).await;
+    let (body, broke) = read_all(post_messages(&harness.proxy).await).await;
+    assert!(broke, "the client sees the stream break");
+    assert_eq!(String::from_utf8(body).unwrap(), sent);
+    // The process keeps serving.
+    assert_eq!(get_text(format!("{}/healthz", harness.proxy)).await, r#"{"status":"ok","version":"0.1.0"}"#);
+}
+
+#[tokio::test]
+async fn long_holds_get_keepalive_pings_and_nothing_else_changes() {
+    let stream = fixture("valid-tool.sse");
+    let served = stream.clone();
+    let harness = start(
+        move |_| Reply::sse(&served, 40).with_delay(Duration::from_millis(15)),
+        |config| config.keepalive = Duration::from_millis(20),
+    )
+    .await;
+    let (body, _) = read_all(post_messages(&harness.proxy).await).await;
+    let body = String::from_utf8(body).unwrap();
+    let ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+    assert!(body.contains(ping), "a keep-alive ping during the hold");
+    assert_eq!(body.replace(ping, ""), stream);
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_cancels_the_relay() {
+    let stream = fixture("seed-malformed.sse");
+    let harness = start(move |_| Reply::sse(&stream, 20).with_delay(Duration::from_millis(50)), |_| {}).await;
+    let response = post_messages(&harness.proxy).await;
+    let mut body = response.bytes_stream();
+    let _first = body.next().await;
+    drop(body);
+    let mut waited = 0;
+    while !harness.app.tracker.is_empty() && waited < 200 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert!(harness.app.tracker.is_empty(), "the relay task ended");
+    assert!(get_text(format!("{}/healthz", harness.proxy)).await.contains("ok"));
+}
+
+#[tokio::test]
+async fn oversized_tool_input_passes_through_unchanged() {
+    let harness = start(|_| Reply::sse(SEED_STREAM, 64), |config| config.max_held_bytes = 300).await;
+    let (body, _) = read_all(post_messages(&harness.proxy).await).await;
+    assert_eq!(String::from_utf8(body).unwrap(), SEED_STREAM);
+}
+
+#[tokio::test]
+async fn an_oversized_request_body_is_refused_with_an_api_error() {
+    let harness = start(|_| Reply::sse(SEED_STREAM, 64), |config| config.max_request_bytes = 100).await;
+    let response = post_messages(&harness.proxy).await;
+    assert_eq!(response.status(), 413);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["type"], "error");
+    assert!(harness.upstream.requests().is_empty());
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_502_in_the_api_shape() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let harness = start(|_| Reply::sse("", 1), |config| config.upstream = dead).await;
+    let response = post_messages(&harness.proxy).await;
+    assert_eq!(response.status(), 502);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "api_error");
+}
+
+#[tokio::test]
+async fn binding_a_non_loopback_address_needs_allow_remote() {
+    let config = Config { listen: "0.0.0.0:0".parse().unwrap(), ..Config::default() };
+    let error = Server::bind(config).await.err().expect("refused").to_string();
+    assert!(error.contains("allow_remote"), "{error}");
+}
+
+#[tokio::test]
+async fn the_capture_file_is_private_and_replays_offline() {
+    let dir = std::env::temp_dir().join(format!("toolmend-capture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("capture.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let capture = path.clone();
+    let harness = start(|_| Reply::sse(SEED_STREAM, 64), move |config| config.capture = Some(capture)).await;
+    let _ = read_all(post_messages(&harness.proxy).await).await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("sk-ant-secret-key"));
+    let repairer = toolmend::offline::Repairer::new(Default::default());
+    let mut out = Vec::new();
+    repairer.run(text.as_bytes(), "capture", &mut out, &mut Vec::new()).unwrap();
+    let line: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(line["id"], "toolu_seed");
+    assert_eq!(line["status"], "repaired");
+    assert_eq!(line["input"], json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+    let _ = std::fs::remove_dir_all(&dir);
+}
