@@ -2,6 +2,7 @@
 //! the real proxy, with the real repair, and what toolmend reports about it.
 
 pub mod fake_upstream;
+pub mod script;
 
 use crate::proxy::{Config, Server};
 use crate::stream::{parse_frame, FrameSplitter};
