@@ -2,68 +2,14 @@
 //! in `-p` mode, through the sidecar, to a fake Messages API on loopback, with a real stdio MCP
 //! server and real hooks.
 
+mod common;
+
+use common::{claude_binary, e2e_dir, responder, summary, Scratch, Sidecar, TOOL};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
-use toolmend::demo::fake_upstream::{FakeUpstream, RecordedRequest, Reply};
-use toolmend::demo::script::{text_message, tool_message};
-use toolmend::proxy::{Config, Server};
-
-const TOOL: &str = "mcp__search__search";
-
-fn e2e_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e")
-}
-
-fn claude_binary() -> PathBuf {
-    let path = e2e_dir().join("node_modules/@anthropic-ai/claude-code-linux-x64/claude");
-    assert!(path.exists(), "the Claude Code CLI is not installed: run tests/e2e/setup.sh (or tests/run.sh)");
-    path
-}
-
-/// Whether a request already carries the result of our tool call.
-fn has_tool_result(request: &Value) -> bool {
-    request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|message| message["content"].as_array().into_iter().flatten().any(|block| block["type"] == "tool_result"))
-}
-
-/// The fake API: the malformed call when our tool is offered, text otherwise.
-fn responder(raw: &'static str) -> impl Fn(&RecordedRequest) -> Reply + Send + Sync {
-    move |request| {
-        if !request.path.contains("/v1/messages") {
-            return Reply::json(200, &json!({}));
-        }
-        if request.path.contains("count_tokens") {
-            return Reply::json(200, &json!({"input_tokens": 10}));
-        }
-        let body = request.json().unwrap_or_default();
-        let offers_tool = body["tools"].as_array().into_iter().flatten().any(|t| t["name"] == TOOL);
-        if offers_tool && !has_tool_result(&body) {
-            Reply::sse(tool_message("toolu_e2e", TOOL, raw, 11), 97)
-        } else {
-            Reply::sse(text_message("Done."), 97)
-        }
-    }
-}
-
-/// Method, path and offered tool names of each request, for failure messages.
-fn summary(requests: &[RecordedRequest]) -> Vec<String> {
-    requests
-        .iter()
-        .map(|r| {
-            let body = r.json().unwrap_or_default();
-            let tools: Vec<&str> =
-                body["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
-            format!("{} {} tools={tools:?}", r.method, r.path)
-        })
-        .collect()
-}
+use toolmend::demo::fake_upstream::RecordedRequest;
 
 struct Run {
     calls: Vec<Value>,
@@ -76,16 +22,10 @@ struct Run {
 }
 
 async fn run_claude(raw: &'static str) -> Run {
-    let upstream = FakeUpstream::start(Arc::new(responder(raw))).await.unwrap();
-    let config = Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), ..Config::default() };
-    let server = Server::bind(config).await.unwrap();
-    let proxy = format!("http://{}", server.local_addr());
-    let stop = CancellationToken::new();
-    tokio::spawn(server.run(stop.clone()));
-
-    let work = std::env::temp_dir().join(format!("toolmend-e2e-{}-{}", std::process::id(), raw.len()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(work.join("home")).unwrap();
+    let sidecar = Sidecar::start(responder(raw)).await;
+    let proxy = sidecar.url.clone();
+    let scratch = Scratch::new(&format!("claude-{}", raw.len()));
+    let work = scratch.0.clone();
     let calls = work.join("calls.jsonl");
     let (pre, post) = (work.join("pre.log"), work.join("post.log"));
     let mcp_config = json!({"mcpServers": {"search": {
@@ -133,22 +73,16 @@ async fn run_claude(raw: &'static str) -> Run {
         .unwrap();
     let output = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
 
-    let client = reqwest::Client::new();
-    let metrics = client.get(format!("{proxy}/metrics")).send().await.unwrap().text().await.unwrap();
-    let events = client.get(format!("{proxy}/events")).send().await.unwrap().json().await.unwrap();
-    stop.cancel();
     let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
-    let run = Run {
+    Run {
         calls: read(&calls).lines().map(|l| serde_json::from_str(l).unwrap()).collect(),
         pre_hooks: read(&pre),
         post_hooks: read(&post),
-        requests: upstream.requests(),
-        metrics,
-        events,
+        requests: sidecar.upstream.requests(),
+        metrics: sidecar.get("/metrics").await,
+        events: serde_json::from_str(&sidecar.get("/events").await).unwrap(),
         output,
-    };
-    let _ = std::fs::remove_dir_all(&work);
-    run
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
