@@ -12,3 +12,9 @@ pub mod repair;
 pub mod schema;
 pub mod stream;
 pub mod telemetry;
+
+/// Installs the TLS crypto provider (ring) the HTTP client uses; call before building any
+/// `reqwest` client. Calling it again is harmless.
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

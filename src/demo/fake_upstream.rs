@@ -5,6 +5,7 @@ use axum::body::{to_bytes, Body};
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use bytes::Bytes;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -102,6 +103,9 @@ impl FakeUpstream {
         });
         let token = stop.clone();
         tokio::spawn(async move {
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app).with_graceful_shutdown(token.cancelled_owned()).await;
         });
         Ok(Self { addr, requests, stop })
@@ -137,7 +141,9 @@ async fn answer(request: Request, responder: &Responder, recorded: &Mutex<Vec<Re
     let chunks = futures_util::stream::unfold(reply.chunks.into_iter(), move |mut chunks| async move {
         match chunks.next() {
             Some(chunk) => {
-                tokio::time::sleep(delay).await;
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
                 Some((Ok::<Bytes, std::io::Error>(Bytes::from(chunk)), chunks))
             }
             None if cut => {

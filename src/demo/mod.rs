@@ -52,6 +52,7 @@ pub fn assembled_tool_inputs(stream: &[u8]) -> BTreeMap<u64, String> {
 
 /// Runs the demo and returns the report to print.
 pub async fn run() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    crate::init_tls();
     let upstream = FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 64))).await?;
     let config = Config { listen: "127.0.0.1:0".parse()?, upstream: upstream.url(), ..Config::default() };
     let server = Server::bind(config).await?;

@@ -15,6 +15,7 @@ pub use observe::Capture;
 use crate::schema::SchemaCache;
 use crate::telemetry::{EventLog, Metrics};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::Router;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,8 +52,7 @@ pub struct App {
 impl App {
     pub fn new(config: Config) -> Result<Self, ProxyError> {
         config.check()?;
-        // Installing twice is harmless; the first provider stays.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::init_tls();
         let client = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(30))
             .pool_idle_timeout(std::time::Duration::from_secs(60))
@@ -117,7 +117,11 @@ impl Server {
         let drain = self.app.config.drain;
         let tracker = self.app.tracker.clone();
         let stop = shutdown.clone();
-        let serve = axum::serve(self.listener, router(self.app)).with_graceful_shutdown(stop.cancelled_owned());
+        // Streamed frames must leave at once, not wait for the peer's delayed ACK.
+        let listener = self.listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let serve = axum::serve(listener, router(self.app)).with_graceful_shutdown(stop.cancelled_owned());
         tokio::select! {
             result = serve => result?,
             _ = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {

@@ -41,8 +41,9 @@ async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, 
     let mut overhead = Duration::ZERO;
     let mut last_sent = Instant::now();
     let mut hold_started: Option<Instant> = None;
-    let mut keepalive = tokio::time::interval(app.config.keepalive.max(Duration::from_millis(10)));
-    keepalive.tick().await;
+    // The first tick one period from now: awaiting an immediate tick costs a timer round (~1 ms).
+    let period = app.config.keepalive.max(Duration::from_millis(10));
+    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     loop {
         tokio::select! {
             chunk = body.next() => {
