@@ -25,7 +25,7 @@ struct Sidecar {
 impl Sidecar {
     fn start(upstream: &str) -> Self {
         let port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--upstream", upstream])
             .env("TOOLMEND_LOG", "warn")
             .stdout(Stdio::null())
@@ -39,6 +39,8 @@ impl Sidecar {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("toolmend serve did not start");
     }
 
