@@ -18,6 +18,19 @@ pub enum Command {
     Demo,
     /// Repair recorded tool calls (JSON Lines records, transcripts, captures), or one raw input.
     Repair(RepairArgs),
+    /// Show which tools `serve` could make strict, their normalized schemas, or why not.
+    StrictCheck(StrictCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StrictCheckArgs {
+    /// An Anthropic `tools` array, an MCP `tools/list` result, a Claude Code transcript, or
+    /// JSON Lines records with `tool` and `schema`.
+    #[arg(long, value_name = "FILE")]
+    pub tools: PathBuf,
+    /// One JSON array instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Flags win over `TOOLMEND_*` variables, which win over the config file.

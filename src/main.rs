@@ -6,7 +6,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
-use toolmend::cli::{Cli, Command, RepairArgs, ServeArgs};
+use toolmend::cli::{Cli, Command, RepairArgs, ServeArgs, StrictCheckArgs};
 use toolmend::offline::{Repairer, Summary, ToolCatalog};
 use toolmend::proxy::{Config, FileConfig, Server};
 use toolmend::repair::{repair, RepairOptions, Status};
@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => run_serve(args),
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
+        Command::StrictCheck(args) => run_strict_check(args),
     };
     match result {
         Ok(code) => code,
@@ -86,6 +87,43 @@ async fn wait_for_signal() {
 fn run_demo() -> Result<ExitCode> {
     let report = runtime()?.block_on(toolmend::demo::run()).map_err(|e| anyhow::anyhow!(e))?;
     print!("{report}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
+    let path = &args.tools;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let tools = toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut report = Vec::new();
+    for (name, schema) in &tools {
+        let line = match toolmend::schema::strict::normalize(schema) {
+            Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
+                "optional_params": strict.optional_params, "union_params": strict.union_params}),
+            Err(why) => {
+                serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
+            }
+        };
+        report.push(line);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for line in &report {
+        let name = line["tool"].as_str().unwrap_or_default();
+        if line["compatible"] == true {
+            println!(
+                "{name}: compatible ({} optional, {} union-typed parameters)\n  {}",
+                line["optional_params"], line["union_params"], line["schema"]
+            );
+        } else {
+            println!(
+                "{name}: incompatible: {} at '{}'",
+                line["reason"].as_str().unwrap_or_default(),
+                line["pointer"].as_str().unwrap_or_default()
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

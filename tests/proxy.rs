@@ -252,3 +252,114 @@ async fn the_capture_file_is_private_and_replays_offline() {
     assert_eq!(line["input"], json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+mod strict {
+    use super::*;
+    use toolmend::proxy::strict::{StrictConfig, StrictMode};
+
+    fn body_with_tools() -> String {
+        json!({"model": "m", "max_tokens": 10, "stream": true, "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {"name": "mcp__search__search", "input_schema": {"type": "object", "properties": {
+                "terms": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                "limit": {"type": "integer", "maximum": 50}}, "required": ["terms"]}},
+            {"name": "open_map", "input_schema": {"type": "object", "additionalProperties": {"type": "string"}}},
+            {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
+        ]})
+        .to_string()
+    }
+
+    async fn post(proxy: &str, body: &str) -> reqwest::Response {
+        reqwest::Client::new()
+            .post(format!("{proxy}/v1/messages"))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn chosen_compatible_tools_arrive_strict_and_normalized_the_rest_untouched() {
+        let harness = start(
+            |_| Reply::sse(SEED_STREAM, 64),
+            |config| {
+                config.strict = StrictConfig {
+                    tools: vec!["mcp__search__*".into(), "open_map".into()],
+                    beta: Some("structured-outputs-2025-12-15".into()),
+                    ..StrictConfig::default()
+                }
+            },
+        )
+        .await;
+        let body = body_with_tools();
+        let _ = read_all(post(&harness.proxy, &body).await).await;
+        let seen = &harness.upstream.requests()[0];
+        let sent: Value = seen.json().unwrap();
+        let original: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(sent["tools"][0]["strict"], true);
+        assert_eq!(
+            sent["tools"][0]["input_schema"],
+            json!({"type": "object", "properties": {
+                "terms": {"type": "array", "items": {"type": "string"}, "description": "{\"minItems\":2}"},
+                "limit": {"type": "integer", "description": "{\"maximum\":50}"}},
+                "required": ["terms"], "additionalProperties": false})
+        );
+        assert_eq!(sent["tools"][1], original["tools"][1], "open additionalProperties: not injected");
+        assert_eq!(sent["tools"][2], original["tools"][2], "not configured");
+        assert_eq!(sent["messages"], original["messages"]);
+        assert_eq!(seen.header("anthropic-beta"), Some("structured-outputs-2025-12-15"));
+        let events = get_text(format!("{}/events", harness.proxy)).await;
+        assert!(events.contains("strict_injected") && events.contains("strict_skipped"), "{events}");
+        assert!(events.contains("additionalProperties other than false"), "{events}");
+        let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
+        assert!(metrics.contains(r#"toolmend_strict_tools_total{result="injected"} 1"#), "{metrics}");
+    }
+
+    #[tokio::test]
+    async fn a_400_blaming_the_schema_reissues_the_original_once_and_later_requests_skip_injection() {
+        let harness = start(
+            |request| {
+                if String::from_utf8_lossy(&request.body).contains("\"strict\":true") {
+                    Reply::json(
+                        400,
+                        &json!({"type": "error", "error": {"type": "invalid_request_error",
+                        "message": "Schema is too complex for compilation"}}),
+                    )
+                } else {
+                    Reply::sse(SEED_STREAM, 64)
+                }
+            },
+            |config| config.strict = StrictConfig { mode: Some(StrictMode::Compatible), ..StrictConfig::default() },
+        )
+        .await;
+        let body = body_with_tools();
+        for _ in 0..2 {
+            let response = post(&harness.proxy, &body).await;
+            assert_eq!(response.status(), 200);
+            let _ = read_all(response).await;
+        }
+        let bodies: Vec<String> =
+            harness.upstream.requests().iter().map(|r| String::from_utf8(r.body.clone()).unwrap()).collect();
+        assert_eq!(bodies.len(), 3, "injected, fallback, then no injection");
+        assert!(bodies[0].contains("\"strict\":true"));
+        assert_eq!(bodies[1], body, "the fallback is the original, byte-identical");
+        assert_eq!(bodies[2], body);
+        let events = get_text(format!("{}/events", harness.proxy)).await;
+        assert!(events.contains("strict_rejected") && events.contains("too complex"), "{events}");
+    }
+
+    #[tokio::test]
+    async fn other_400s_reach_the_client_unchanged() {
+        let harness = start(
+            |_| Reply::json(400, &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: too big"}})),
+            |config| config.strict = StrictConfig { mode: Some(StrictMode::Compatible), ..StrictConfig::default() },
+        )
+        .await;
+        let response = post(&harness.proxy, &body_with_tools()).await;
+        assert_eq!(response.status(), 400);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["message"], "max_tokens: too big");
+        assert_eq!(harness.upstream.requests().len(), 1);
+    }
+}

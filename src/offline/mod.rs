@@ -2,9 +2,11 @@
 //! transcripts or sidecar captures, one result line per call.
 
 mod record;
+mod tools_file;
 
 pub use crate::schema::{tool_list, ToolCatalog};
 pub use record::{classify, Call, Line, ResultLine};
+pub use tools_file::tools_from_text;
 
 use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::SchemaCache;

@@ -1,5 +1,6 @@
 //! The sidecar's settings: a TOML file, overridden by `TOOLMEND_*` variables and flags.
 
+use super::strict::StrictConfig;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ pub struct FileConfig {
     pub redact_inputs: Option<bool>,
     pub tool_label_limit: Option<usize>,
     pub capture: Option<PathBuf>,
+    pub strict: Option<StrictConfig>,
 }
 
 impl FileConfig {
@@ -54,6 +56,7 @@ pub struct Config {
     pub redact_inputs: bool,
     pub tool_label_limit: usize,
     pub capture: Option<PathBuf>,
+    pub strict: StrictConfig,
 }
 
 impl Default for Config {
@@ -76,6 +79,7 @@ impl Config {
             redact_inputs: file.redact_inputs.unwrap_or(false),
             tool_label_limit: file.tool_label_limit.unwrap_or(100),
             capture: file.capture,
+            strict: file.strict.unwrap_or_default(),
         }
     }
 

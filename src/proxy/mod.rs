@@ -8,6 +8,7 @@ mod headers;
 mod local;
 mod observe;
 mod relay;
+pub mod strict;
 
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
 pub use observe::Capture;
@@ -47,6 +48,10 @@ pub struct App {
     pub capture: Option<Capture>,
     pub tracker: TaskTracker,
     request_counter: AtomicU64,
+    /// Strict tool sets the API rejected: never injected again in this process.
+    rejected_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
+    /// Strict tool sets already reported as events.
+    reported_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl App {
@@ -72,8 +77,23 @@ impl App {
             client,
             tracker: TaskTracker::new(),
             request_counter: AtomicU64::new(0),
+            rejected_strict_sets: Default::default(),
+            reported_strict_sets: Default::default(),
             config,
         })
+    }
+
+    pub(crate) fn strict_set_rejected(&self, key: u64) -> bool {
+        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
+    }
+
+    pub(crate) fn reject_strict_set(&self, key: u64) {
+        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    }
+
+    /// True the first time a strict tool set is seen (its events are reported once).
+    pub(crate) fn first_sight_of_strict_set(&self, key: u64) -> bool {
+        self.reported_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
     }
 
     pub(crate) fn next_request_id(&self) -> String {

@@ -22,6 +22,8 @@ pub struct RelayContext {
     pub schemas: HashMap<String, Value>,
     pub request_id: String,
     pub started: Instant,
+    /// Time spent rewriting the request (strict injection), part of the overhead.
+    pub rewrite_time: Duration,
 }
 
 /// Starts the relay task and returns the client's body.
@@ -38,7 +40,7 @@ async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, 
     let options = StreamOptions { max_held_bytes: app.config.max_held_bytes, ..StreamOptions::default() };
     let mut machine = StreamRepairer::new(context.tools.clone(), options);
     let mut body = upstream.bytes_stream();
-    let mut overhead = Duration::ZERO;
+    let mut overhead = context.rewrite_time;
     let mut last_sent = Instant::now();
     let mut hold_started: Option<Instant> = None;
     // The first tick one period from now: awaiting an immediate tick costs a timer round (~1 ms).

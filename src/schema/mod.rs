@@ -4,6 +4,7 @@
 mod cache;
 mod catalog;
 mod shape;
+pub mod strict;
 
 pub use cache::SchemaCache;
 pub use catalog::{tool_list, ToolCatalog};

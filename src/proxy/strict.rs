@@ -1,0 +1,246 @@
+//! Strict injection: `strict: true` and a normalized schema on the configured tools of a
+//! Messages API request, within the API's limits, touching only the `tools` entries it changes.
+
+use crate::schema::strict::{normalize, StrictSchema};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+/// The API's limits across one request.
+pub const MAX_STRICT_TOOLS: usize = 20;
+pub const MAX_OPTIONAL_PARAMS: usize = 24;
+pub const MAX_UNION_PARAMS: usize = 16;
+
+/// `[strict]` in the config file.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StrictConfig {
+    /// Exact names or globs (`mcp__retrieval__*`), in priority order.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// `"compatible"`: every tool whose schema fits.
+    pub mode: Option<StrictMode>,
+    /// An extra `anthropic-beta` value to send with injected requests.
+    pub beta: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StrictMode {
+    Compatible,
+}
+
+impl StrictConfig {
+    pub fn is_enabled(&self) -> bool {
+        !self.tools.is_empty() || self.mode.is_some()
+    }
+
+    /// The priority of a tool name: the index of the first matching pattern (compatible mode
+    /// ranks every other tool after the listed ones).
+    fn priority(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|pattern| glob_matches(pattern, name)).or(self.mode.map(|_| self.tools.len()))
+    }
+}
+
+/// `*` matches any run, `?` any one character.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni, mut star, mut mark) = (0, 0, None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// What injection would do to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrictPlan {
+    pub body: Vec<u8>,
+    pub injected: Vec<String>,
+    pub skipped: Vec<(String, String)>,
+    /// Identifies the injected tool set, to remember one the API rejected.
+    pub set_key: u64,
+}
+
+#[derive(Deserialize)]
+struct ToolsOnly<'a> {
+    #[serde(borrow)]
+    tools: Option<Vec<&'a RawValue>>,
+}
+
+/// Plans injection for a request body; `None` when there is nothing to change (no tools, none
+/// chosen, or a body that is not JSON).
+pub fn plan(body: &[u8], config: &StrictConfig) -> Option<StrictPlan> {
+    let text = std::str::from_utf8(body).ok()?;
+    let raw_tools = serde_json::from_str::<ToolsOnly>(text).ok()?.tools?;
+    let tools: Vec<Value> = raw_tools.iter().map(|raw| serde_json::from_str(raw.get()).unwrap_or_default()).collect();
+
+    let (mut strict_count, mut optional, mut unions) = (0, 0, 0);
+    for tool in tools.iter().filter(|t| t["strict"] == true) {
+        strict_count += 1;
+        if let Ok(counted) = normalize(&tool["input_schema"]) {
+            optional += counted.optional_params;
+            unions += counted.union_params;
+        }
+    }
+    let mut candidates: Vec<(usize, usize)> = tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t["strict"] != true && t.get("input_schema").is_some())
+        .filter_map(|(i, t)| Some((config.priority(t["name"].as_str()?)?, i)))
+        .collect();
+    candidates.sort();
+
+    let mut replacements: Vec<(usize, String)> = Vec::new();
+    let (mut injected, mut skipped) = (Vec::new(), Vec::new());
+    for (_, index) in candidates {
+        let tool = &tools[index];
+        let name = tool["name"].as_str().unwrap_or_default().to_string();
+        let normalized: StrictSchema = match normalize(&tool["input_schema"]) {
+            Ok(normalized) => normalized,
+            Err(why) => {
+                skipped.push((name, format!("incompatible: {why}")));
+                continue;
+            }
+        };
+        let over = if strict_count + 1 > MAX_STRICT_TOOLS {
+            Some(format!("over the limit of {MAX_STRICT_TOOLS} strict tools"))
+        } else if optional + normalized.optional_params > MAX_OPTIONAL_PARAMS {
+            Some(format!("over the limit of {MAX_OPTIONAL_PARAMS} optional parameters"))
+        } else if unions + normalized.union_params > MAX_UNION_PARAMS {
+            Some(format!("over the limit of {MAX_UNION_PARAMS} union-typed parameters"))
+        } else {
+            None
+        };
+        if let Some(reason) = over {
+            skipped.push((name, reason));
+            continue;
+        }
+        strict_count += 1;
+        optional += normalized.optional_params;
+        unions += normalized.union_params;
+        let mut rewritten = tool.clone();
+        rewritten["input_schema"] = normalized.schema;
+        rewritten["strict"] = Value::Bool(true);
+        replacements.push((index, rewritten.to_string()));
+        injected.push(name);
+    }
+    if replacements.is_empty() && skipped.is_empty() {
+        return None;
+    }
+    let mut hasher = DefaultHasher::new();
+    replacements.hash(&mut hasher);
+    let set_key = hasher.finish();
+    // Splice each rewritten tool over its own bytes; everything else stays as sent.
+    let mut out = Vec::with_capacity(body.len() + 64 * replacements.len());
+    let mut cursor = 0;
+    for (index, replacement) in &replacements {
+        let start = raw_tools[*index].get().as_ptr() as usize - text.as_ptr() as usize;
+        out.extend_from_slice(&body[cursor..start]);
+        out.extend_from_slice(replacement.as_bytes());
+        cursor = start + raw_tools[*index].get().len();
+    }
+    out.extend_from_slice(&body[cursor..]);
+    Some(StrictPlan { body: out, injected, skipped, set_key })
+}
+
+/// Whether a 400 from the API blames the strict schemas.
+pub fn blames_strict_schema(error_body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(error_body).to_lowercase();
+    ["schema is too complex", "compiled grammar is too large", "input_schema", "strict"]
+        .iter()
+        .any(|needle| text.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn globs() {
+        for (pattern, name, expected) in [
+            ("mcp__retrieval__*", "mcp__retrieval__search", true),
+            ("mcp__retrieval__*", "mcp__other__search", false),
+            ("search", "search", true),
+            ("se?rch", "search", true),
+            ("*", "anything", true),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "aXbY", false),
+        ] {
+            assert_eq!(glob_matches(pattern, name), expected, "{pattern} {name}");
+        }
+    }
+
+    fn tool(name: &str, optional: usize) -> Value {
+        let properties: serde_json::Map<String, Value> =
+            (0..optional).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
+        json!({"name": name, "description": "d", "input_schema": {"type": "object", "properties": properties}})
+    }
+
+    #[test]
+    fn only_chosen_tools_change_and_the_rest_of_the_body_keeps_its_bytes() {
+        let body = format!(
+            r#"{{"model":"m",  "tools":[{},{}], "messages":[{{"role":"user","content":"hi  there"}}]}}"#,
+            tool("mcp__a__x", 1),
+            tool("other", 1)
+        );
+        let config = StrictConfig { tools: vec!["mcp__a__*".into()], ..StrictConfig::default() };
+        let plan = plan(body.as_bytes(), &config).unwrap();
+        assert_eq!(plan.injected, ["mcp__a__x"]);
+        let text = String::from_utf8(plan.body.clone()).unwrap();
+        assert!(text.starts_with(r#"{"model":"m",  "tools":[{"name":"mcp__a__x""#), "{text}");
+        assert!(text
+            .ends_with(&format!(r#",{}], "messages":[{{"role":"user","content":"hi  there"}}]}}"#, tool("other", 1))));
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["tools"][0]["strict"], true);
+        assert_eq!(parsed["tools"][0]["input_schema"]["additionalProperties"], false);
+        assert_eq!(plan, super::plan(body.as_bytes(), &config).unwrap(), "the same request gives the same bytes");
+    }
+
+    #[test]
+    fn limits_are_respected_in_config_order_with_a_reason_per_skipped_tool() {
+        let tools: Vec<Value> = (0..22).map(|i| tool(&format!("t{i:02}"), 0)).chain([tool("wide", 30)]).collect();
+        let body = json!({"tools": tools}).to_string();
+        let config = StrictConfig { tools: vec!["wide".into(), "t*".into()], ..StrictConfig::default() };
+        let plan = plan(body.as_bytes(), &config).unwrap();
+        assert_eq!(plan.injected.len(), MAX_STRICT_TOOLS);
+        assert_eq!(plan.injected[0], "t00");
+        let skipped: Vec<(&str, &str)> = plan.skipped.iter().map(|(n, r)| (n.as_str(), r.as_str())).collect();
+        assert_eq!(
+            skipped,
+            [
+                ("wide", "over the limit of 24 optional parameters"),
+                ("t20", "over the limit of 20 strict tools"),
+                ("t21", "over the limit of 20 strict tools")
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_already_strict_count_toward_the_limit_and_stay_untouched() {
+        let mut already = tool("mine", 0);
+        already["strict"] = json!(true);
+        let tools: Vec<Value> = std::iter::repeat_n(already, 20).chain([tool("x", 0)]).collect();
+        let body = json!({"tools": tools}).to_string();
+        let config = StrictConfig { mode: Some(StrictMode::Compatible), ..StrictConfig::default() };
+        let plan = plan(body.as_bytes(), &config).unwrap();
+        assert!(plan.injected.is_empty());
+        assert_eq!(plan.body, body.as_bytes());
+        assert_eq!(plan.skipped, [("x".to_string(), "over the limit of 20 strict tools".to_string())]);
+    }
+}

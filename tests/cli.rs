@@ -1,0 +1,96 @@
+//! The `toolmend` binary: arguments, output and exit codes.
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn toolmend(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn schema_file() -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("toolmend-cli-schema-{}.json", std::process::id()));
+    std::fs::write(&path, toolmend::demo::seed_tools()[0]["input_schema"].to_string()).unwrap();
+    path
+}
+
+#[test]
+fn repair_with_a_schema_prints_the_repaired_json_or_the_reason() {
+    let schema = schema_file();
+    let schema = schema.to_str().unwrap();
+    let repaired = toolmend(
+        &["repair", "--schema", schema],
+        r#"{"jurisdiction": "se", "terms": token machine payout percentage}"#,
+    );
+    assert_eq!(repaired.status.code(), Some(0));
+    let value: Value = serde_json::from_slice(&repaired.stdout).unwrap();
+    assert_eq!(value, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+
+    let refused = toolmend(&["repair", "--schema", schema], r#"{"jurisdiction": france, "terms": ["x"]}"#);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("schema_mismatch"), "{}", text(&refused.stderr));
+    assert!(refused.stdout.is_empty());
+
+    let usage = toolmend(&["repair", "--schema"], "");
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn repair_over_the_corpus_writes_one_line_per_record() {
+    let output = toolmend(&["repair", "fixtures/corpus/toolcalls.jsonl"], "");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines: Vec<Value> = text(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 42);
+    assert_eq!(lines[0]["id"], "seed-report-example");
+    assert_eq!(lines[0]["input"], json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+    for key in ["id", "tool", "status", "input", "edits", "reason"] {
+        assert!(lines.iter().all(|l| l.get(key).is_some()), "{key}");
+    }
+}
+
+#[test]
+fn a_malformed_line_is_reported_with_its_number_and_the_run_goes_on() {
+    let input = "{\"raw\": \"{\\\"a\\\": b}\"}\n{oops\n{\"raw\": \"{}\"}\n";
+    let output = toolmend(&["repair", "-"], input);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(text(&output.stdout).lines().count(), 2);
+    assert!(text(&output.stderr).contains("<stdin>:2: not JSON"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn strict_check_reports_compatible_and_incompatible_tools_with_reasons() {
+    let output = toolmend(&["strict-check", "--tools", "fixtures/corpus/toolcalls.jsonl", "--json"], "");
+    assert_eq!(output.status.code(), Some(0));
+    let report: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let find = |name: &str| report.iter().find(|r| r["tool"] == name).unwrap().clone();
+    assert_eq!(find("run")["compatible"], false);
+    assert_eq!(find("run")["reason"], "additionalProperties other than false");
+    assert_eq!(find("run")["pointer"], "/properties/env/additionalProperties");
+    let search = find("search");
+    assert_eq!(search["compatible"], true);
+    assert_eq!(search["schema"]["properties"]["limit"]["description"], "{\"minimum\":1}");
+    assert_eq!(search["schema"]["additionalProperties"], false);
+}
+
+#[test]
+fn demo_shows_the_repaired_call_and_the_metric() {
+    let output = toolmend(&["demo"], "");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(shown.contains(r#"{"jurisdiction":"se","terms":["token machine payout percentage"]}"#), "{shown}");
+    assert!(shown.contains(r#"toolmend_tool_calls_total{tool="search",outcome="repaired"} 1"#), "{shown}");
+    assert!(shown.contains("bare_list"));
+}
