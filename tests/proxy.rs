@@ -363,3 +363,79 @@ mod strict {
         assert_eq!(harness.upstream.requests().len(), 1);
     }
 }
+
+mod reporting {
+    use super::*;
+    use toolmend::proxy::hooks::HookConfig;
+
+    #[tokio::test]
+    async fn metrics_parse_as_prometheus_text() {
+        let harness = start(|_| Reply::sse(SEED_STREAM, 64), |_| {}).await;
+        let _ = read_all(post_messages(&harness.proxy).await).await;
+        let text = get_text(format!("{}/metrics", harness.proxy)).await;
+        let lines = text.lines().map(|l| Ok(l.to_string()));
+        let scrape = prometheus_parse::Scrape::parse(lines).expect("Prometheus text format");
+        let repaired = scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == "toolmend_tool_calls_total" && s.labels.get("outcome") == Some("repaired"))
+            .expect("the repaired call is counted");
+        // OpenMetrics names the family without `_total`, so the parser may leave it untyped.
+        assert!(
+            matches!(repaired.value, prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) if v == 1.0)
+        );
+        for name in
+            ["toolmend_build_info", "toolmend_overhead_seconds_count", "toolmend_request_duration_seconds_count"]
+        {
+            assert!(scrape.samples.iter().any(|s| s.metric == name), "{name} in {text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn events_leave_inputs_out_when_redacted() {
+        let harness = start(|_| Reply::sse(SEED_STREAM, 64), |config| config.redact_inputs = true).await;
+        let _ = read_all(post_messages(&harness.proxy).await).await;
+        let events: Value = serde_json::from_str(&get_text(format!("{}/events", harness.proxy)).await).unwrap();
+        let event = &events["events"][0];
+        assert_eq!(event["kind"], "repaired");
+        assert!(event["raw"].is_null() && event["input"].is_null(), "{event}");
+        assert!(!events.to_string().contains("token machine"));
+        let later: Value = serde_json::from_str(&get_text(format!("{}/events?since=1", harness.proxy)).await).unwrap();
+        assert_eq!(later["events"], json!([]));
+    }
+
+    #[tokio::test]
+    async fn hook_commands_get_the_event_json_and_failures_are_counted() {
+        let out = std::env::temp_dir().join(format!("toolmend-hook-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&out);
+        let command = format!("cat > '{}'", out.display());
+        let harness = start(
+            |_| Reply::sse(SEED_STREAM, 64),
+            |config| {
+                config.hooks = vec![
+                    HookConfig { on: vec!["repaired".into()], command, timeout_seconds: 10 },
+                    HookConfig { on: vec!["repaired".into()], command: "exit 3".into(), timeout_seconds: 10 },
+                    HookConfig { on: vec!["refused".into()], command: "touch /never".into(), timeout_seconds: 10 },
+                ]
+            },
+        )
+        .await;
+        let _ = read_all(post_messages(&harness.proxy).await).await;
+        let mut metrics = String::new();
+        for _ in 0..100 {
+            metrics = get_text(format!("{}/metrics", harness.proxy)).await;
+            if metrics.contains(r#"toolmend_hook_runs_total{result="ok"} 1"#)
+                && metrics.contains(r#"result="failed"} 1"#)
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(metrics.contains(r#"toolmend_hook_runs_total{result="ok"} 1"#), "{metrics}");
+        assert!(metrics.contains(r#"toolmend_hook_runs_total{result="failed"} 1"#), "{metrics}");
+        let event: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(event["kind"], "repaired");
+        assert_eq!(event["tool_use_id"], "toolu_seed");
+        let _ = std::fs::remove_file(&out);
+    }
+}

@@ -1,5 +1,6 @@
 //! The sidecar's settings: a TOML file, overridden by `TOOLMEND_*` variables and flags.
 
+use super::hooks::HookConfig;
 use super::strict::StrictConfig;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -25,6 +26,8 @@ pub struct FileConfig {
     pub tool_label_limit: Option<usize>,
     pub capture: Option<PathBuf>,
     pub strict: Option<StrictConfig>,
+    #[serde(default)]
+    pub hooks: Vec<HookConfig>,
 }
 
 impl FileConfig {
@@ -57,6 +60,7 @@ pub struct Config {
     pub tool_label_limit: usize,
     pub capture: Option<PathBuf>,
     pub strict: StrictConfig,
+    pub hooks: Vec<HookConfig>,
 }
 
 impl Default for Config {
@@ -80,6 +84,7 @@ impl Config {
             tool_label_limit: file.tool_label_limit.unwrap_or(100),
             capture: file.capture,
             strict: file.strict.unwrap_or_default(),
+            hooks: file.hooks,
         }
     }
 

@@ -108,7 +108,7 @@ async fn send(
             app.metrics.count_upstream("error");
             let reason = error.without_url().to_string();
             tracing::warn!(error = %reason, "upstream request failed");
-            app.events.push("upstream_error", json!({"reason": reason}));
+            app.record_event("upstream_error", json!({"reason": reason}));
             Err(api_error(StatusCode::BAD_GATEWAY, "api_error", "toolmend: the upstream could not be reached"))
         }
     }
@@ -132,10 +132,10 @@ fn strict_plan(app: &App, body: &[u8]) -> Option<StrictPlan> {
     }
     if app.first_sight_of_strict_set(plan.set_key) {
         if !plan.injected.is_empty() {
-            app.events.push("strict_injected", json!({"tools": plan.injected}));
+            app.record_event("strict_injected", json!({"tools": plan.injected}));
         }
         for (tool, reason) in &plan.skipped {
-            app.events.push("strict_skipped", json!({"tool": tool, "reason": reason}));
+            app.record_event("strict_skipped", json!({"tool": tool, "reason": reason}));
         }
     }
     Some(plan)
@@ -183,7 +183,7 @@ async fn send_strict(
     }
     let reason = String::from_utf8_lossy(&error_body).chars().take(500).collect::<String>();
     tracing::warn!(tools = ?plan.injected, "the API rejected the strict schemas; re-issuing without injection");
-    app.events.push("strict_rejected", json!({"tools": plan.injected, "reason": reason}));
+    app.record_event("strict_rejected", json!({"tools": plan.injected, "reason": reason}));
     send(app, method, url, headers.clone(), original.clone()).await.map(Upstream::Streaming)
 }
 

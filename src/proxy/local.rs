@@ -45,6 +45,6 @@ pub async fn report_event(
         map.remove("id");
         map.remove("time");
     }
-    let stored = app.events.push(&kind, event);
+    let stored = app.record_event(&kind, event);
     (StatusCode::CREATED, Json(json!({"id": stored.id}))).into_response()
 }

@@ -5,6 +5,7 @@
 mod config;
 mod forward;
 mod headers;
+pub mod hooks;
 mod local;
 mod observe;
 mod relay;
@@ -42,11 +43,12 @@ pub enum ProxyError {
 pub struct App {
     pub config: Config,
     pub client: reqwest::Client,
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     pub events: EventLog,
     pub schemas: SchemaCache,
     pub capture: Option<Capture>,
     pub tracker: TaskTracker,
+    hooks: hooks::Hooks,
     request_counter: AtomicU64,
     /// Strict tool sets the API rejected: never injected again in this process.
     rejected_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
@@ -70,12 +72,13 @@ impl App {
             None => None,
         };
         Ok(Self {
-            metrics: Metrics::new(config.tool_label_limit),
+            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
             events: EventLog::new(config.events_capacity),
             schemas: SchemaCache::new(4096),
             capture,
             client,
             tracker: TaskTracker::new(),
+            hooks: hooks::Hooks::new(config.hooks.clone()),
             request_counter: AtomicU64::new(0),
             rejected_strict_sets: Default::default(),
             reported_strict_sets: Default::default(),

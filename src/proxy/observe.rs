@@ -68,7 +68,7 @@ impl App {
             }));
         }
         let redact = self.config.redact_inputs;
-        self.events.push(
+        self.record_event(
             status,
             json!({
                 "tool": decision.tool,

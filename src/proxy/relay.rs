@@ -77,7 +77,7 @@ async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, 
                 }
                 if let Some(error) = error {
                     tracing::warn!(%error, request_id = %context.request_id, "upstream stream failed");
-                    app.events.push("upstream_error", serde_json::json!({"request_id": context.request_id, "reason": error.to_string()}));
+                    app.record_event("upstream_error", serde_json::json!({"request_id": context.request_id, "reason": error.to_string()}));
                     // The client sees the stream break as it would have without toolmend, after
                     // the bytes above: a pause lets the server flush them before it aborts.
                     tokio::time::sleep(Duration::from_millis(50)).await;
