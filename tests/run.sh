@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 if [ -f tests/e2e/setup.sh ]; then
   bash tests/e2e/setup.sh
 fi
-cargo test --all-targets
+cargo test
