@@ -20,6 +20,59 @@ pub enum Command {
     Repair(RepairArgs),
     /// Show which tools `serve` could make strict, their normalized schemas, or why not.
     StrictCheck(StrictCheckArgs),
+    /// Count unparsed tool calls per tool across Claude Code transcripts.
+    Scan(ScanArgs),
+    /// Write a copy of a transcript in which repairable calls hold their repaired input.
+    FixTranscript(FixTranscriptArgs),
+    /// Commands for Claude Code hooks.
+    #[command(subcommand)]
+    Hook(HookCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Folder of transcripts [default: ~/.claude/projects].
+    pub dir: Option<PathBuf>,
+    /// One JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Threads reading files [default: the machine's cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Schemas for tools the transcripts do not record (see `repair --tools`).
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FixTranscriptArgs {
+    /// The transcript to read (never written).
+    pub input: PathBuf,
+    /// Where to write the copy (must not exist yet).
+    pub output: PathBuf,
+    /// Schemas for tools the transcript does not record.
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// The PostToolBatch hook: reads the hook JSON on stdin, repairs unparsed calls and prints
+    /// `additionalContext` with the corrected input. Never fails the hook.
+    PostToolBatch(PostToolBatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PostToolBatchArgs {
+    /// A running sidecar to report each call to (its URL; events are POSTed to /events).
+    #[arg(long, value_name = "URL")]
+    pub report: Option<String>,
+    /// A JSON Lines file to append each call's event to.
+    #[arg(long, value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
+    /// Schemas for tools the transcript does not record.
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -6,19 +6,31 @@ use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
-use toolmend::cli::{Cli, Command, RepairArgs, ServeArgs, StrictCheckArgs};
-use toolmend::offline::{Repairer, Summary, ToolCatalog};
+use toolmend::cli::{
+    Cli, Command, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs, StrictCheckArgs,
+};
+use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
 use toolmend::proxy::{Config, FileConfig, Server};
 use toolmend::repair::{repair, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A reader that stops early (`| head`) ends the output, not the process with a panic.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info.to_string();
+        if !message.contains("Broken pipe") {
+            eprintln!("{message}");
+        }
+    }));
     let result = match cli.command {
         Command::Serve(args) => run_serve(args),
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
+        Command::Scan(args) => run_scan(args),
+        Command::FixTranscript(args) => run_fix_transcript(args),
+        Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
     };
     match result {
         Ok(code) => code,
@@ -132,16 +144,112 @@ fn read_json(path: &Path) -> Result<serde_json::Value> {
     serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
 }
 
+fn tools_option(path: Option<&Path>) -> Result<ToolCatalog> {
+    match path {
+        Some(path) => ToolCatalog::from_value(&read_json(path)?)
+            .with_context(|| format!("{}: expected a tools array or an MCP tools/list result", path.display())),
+        None => Ok(ToolCatalog::default()),
+    }
+}
+
+fn run_scan(args: ScanArgs) -> Result<ExitCode> {
+    let dir = match args.dir {
+        Some(dir) => dir,
+        None => std::path::PathBuf::from(std::env::var("HOME").context("HOME is not set")?).join(".claude/projects"),
+    };
+    let files =
+        toolmend::offline::scan::transcript_files(&dir).with_context(|| format!("reading {}", dir.display()))?;
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let on_terminal = std::io::IsTerminal::is_terminal(&io::stderr());
+    let progress = |done: usize, total: usize| {
+        if on_terminal && (done % 64 == 0 || done == total) {
+            eprint!("\rscanning {done}/{total} transcripts");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let report = toolmend::offline::scan::scan(&files, &repairer, threads, &progress);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", toolmend::offline::scan::render_table(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
+    if args.output.exists() {
+        anyhow::bail!("{} exists; fix-transcript never writes over a file", args.output.display());
+    }
+    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
+    let (fixed, summary) = toolmend::offline::fix::fix_transcript(&text, &repairer);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&args.output)
+        .and_then(|mut file| file.write_all(fixed.as_bytes()))
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    eprintln!(
+        "toolmend: {} calls repaired, {} left as they were, {} lines changed; wrote {}",
+        summary.repaired.len(),
+        summary.refused.len(),
+        summary.lines_changed,
+        args.output.display()
+    );
+    for (id, reason) in &summary.refused {
+        eprintln!("  {id}: {reason}");
+    }
+    for (line, id) in &summary.not_located {
+        eprintln!("  line {line}: the input of {id} could not be located; left unchanged");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Never fails the hook: every problem becomes a line on stderr and exit 0.
+fn run_post_tool_batch(args: PostToolBatchArgs) -> ExitCode {
+    if let Err(error) = post_tool_batch(args) {
+        eprintln!("toolmend hook: {error:#}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn post_tool_batch(args: PostToolBatchArgs) -> Result<()> {
+    let mut input = String::new();
+    io::stdin().read_to_string(&mut input).context("reading the hook input")?;
+    let hook_input: serde_json::Value = serde_json::from_str(&input).context("the hook input is not JSON")?;
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
+    let findings = toolmend::offline::hook::findings(&hook_input, &repairer);
+    if let Some(output) = toolmend::offline::hook::hook_output(&findings) {
+        println!("{output}");
+    }
+    for finding in &findings {
+        let event = finding.event();
+        if let Some(path) = &args.report_file {
+            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+            writeln!(file, "{event}")?;
+        }
+        if let Some(url) = &args.report {
+            toolmend::init_tls();
+            let url = format!("{}/events", url.trim_end_matches('/'));
+            runtime()?
+                .block_on(async {
+                    reqwest::Client::new().post(&url).json(&event).send().await?.error_for_status()?;
+                    Ok::<_, reqwest::Error>(())
+                })
+                .with_context(|| format!("reporting to {url}"))?;
+        }
+    }
+    Ok(())
+}
+
 fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     if let Some(schema_path) = &args.schema {
         return repair_one(schema_path, args.stop_reason);
     }
-    let tools = match &args.tools {
-        Some(path) => ToolCatalog::from_value(&read_json(path)?)
-            .with_context(|| format!("{}: expected a tools array or an MCP tools/list result", path.display()))?,
-        None => ToolCatalog::default(),
-    };
-    let repairer = Repairer::new(tools);
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut diagnostics = io::stderr();

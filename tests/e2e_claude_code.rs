@@ -120,3 +120,129 @@ async fn a_refused_call_reaches_claude_code_unchanged_and_the_event_says_why() {
     assert_eq!(event["reason"]["code"], "schema_mismatch");
     assert!(event["reason"]["message"].as_str().unwrap().contains("jurisdiction"), "{event}");
 }
+
+/// Runs `claude -p` in `work` with HOME at `work/home` against `base_url`, with extra args.
+async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
+    let child = tokio::process::Command::new(claude_binary())
+        .args(args)
+        .current_dir(work.join("work"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", work.join("home"))
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("starting claude");
+    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output()).await.unwrap().unwrap();
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// Claude Code's project folder name for a working directory.
+fn project_folder(cwd: &Path) -> String {
+    cwd.display().to_string().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_resumes_a_fixed_transcript_and_sends_the_repaired_input() {
+    let recorded =
+        std::fs::read_to_string(e2e_dir().join("../../fixtures/transcripts/real-cli-2.1.332.jsonl")).unwrap();
+    let repairer = toolmend::offline::Repairer::new(Default::default());
+    let (fixed, summary) = toolmend::offline::fix::fix_transcript(&recorded, &repairer);
+    assert_eq!(summary.repaired, ["toolu_01A"]);
+
+    let scratch = Scratch::new("resume");
+    let cwd = scratch.0.join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let project = scratch.0.join("home/.claude/projects").join(project_folder(&cwd));
+    std::fs::create_dir_all(&project).unwrap();
+    let session = "3f94dac8-58b5-42a2-a45d-ca15d250a8cf";
+    std::fs::write(project.join(format!("{session}.jsonl")), fixed).unwrap();
+
+    let upstream =
+        toolmend::demo::fake_upstream::FakeUpstream::start(std::sync::Arc::new(responder("{}"))).await.unwrap();
+    let output = claude_in(&scratch.0, &upstream.url(), &["-p", "continue", "--resume", session]).await;
+    let sent_input = upstream
+        .requests()
+        .iter()
+        .filter_map(RecordedRequest::json)
+        .flat_map(|body| body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["id"] == "toolu_01A")
+        .map(|block| block["input"].clone());
+    assert_eq!(
+        sent_input,
+        Some(json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]})),
+        "claude said: {output}; requests: {:?}",
+        summary_of(&upstream)
+    );
+}
+
+fn summary_of(upstream: &toolmend::demo::fake_upstream::FakeUpstream) -> Vec<String> {
+    summary(&upstream.requests())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_post_tool_batch_hook_reports_the_call_and_the_model_gets_the_corrected_input() {
+    let upstream = toolmend::demo::fake_upstream::FakeUpstream::start(std::sync::Arc::new(responder(
+        r#"{"jurisdiction": "se", "terms": token machine payout percentage}"#,
+    )))
+    .await
+    .unwrap();
+    let scratch = Scratch::new("hook");
+    std::fs::create_dir_all(scratch.0.join("work")).unwrap();
+    let (reports, stdin_copy) = (scratch.0.join("reports.jsonl"), scratch.0.join("hook-stdin.json"));
+    let command = format!(
+        "tee '{}' | '{}' hook post-tool-batch --report-file '{}'",
+        stdin_copy.display(),
+        env!("CARGO_BIN_EXE_toolmend"),
+        reports.display()
+    );
+    let settings = json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": command}]}]}});
+    let mcp = json!({"mcpServers": {"search": {"command": "node", "args": [e2e_dir().join("mcp-search-server.mjs")],
+        "env": {"TOOLMEND_E2E_CALLS": scratch.0.join("calls.jsonl")}}}});
+    std::fs::write(scratch.0.join("settings.json"), settings.to_string()).unwrap();
+    std::fs::write(scratch.0.join("mcp.json"), mcp.to_string()).unwrap();
+    let (settings_path, mcp_path) = (scratch.0.join("settings.json"), scratch.0.join("mcp.json"));
+    let output = claude_in(
+        &scratch.0,
+        &upstream.url(),
+        &[
+            "-p",
+            "Search the Swedish rules.",
+            "--mcp-config",
+            mcp_path.to_str().unwrap(),
+            "--strict-mcp-config",
+            "--settings",
+            settings_path.to_str().unwrap(),
+            "--allowedTools",
+            TOOL,
+            "--max-turns",
+            "3",
+        ],
+    )
+    .await;
+    let hook_stdin = std::fs::read_to_string(&stdin_copy).unwrap_or_default();
+    let report: Value =
+        serde_json::from_str(std::fs::read_to_string(&reports).unwrap_or_default().lines().next().unwrap_or("null"))
+            .unwrap();
+    assert_eq!(report["kind"], "hook_repaired", "hook stdin: {hook_stdin}; claude said: {output}");
+    assert_eq!(
+        report["input"],
+        json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}),
+        "{hook_stdin}"
+    );
+    let later_requests: Vec<String> =
+        upstream.requests().iter().map(|r| String::from_utf8_lossy(&r.body).into_owned()).collect();
+    assert!(
+        later_requests.iter().any(|body| body.contains("The corrected input is")),
+        "the next request carries the additionalContext; requests: {:?}",
+        summary_of(&upstream)
+    );
+}

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs the pinned end-to-end parts the tests
-# drive (Claude Code CLI, anthropic SDK) when missing, then runs every Rust test.
+# drive (Claude Code CLI, MCP SDK, anthropic and Agent SDKs) when missing, then runs every test
+# and closes with one line of totals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -f tests/e2e/setup.sh ]; then
-  bash tests/e2e/setup.sh
-fi
-cargo test
+bash tests/e2e/setup.sh
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test 2>&1 | tee "$log" || status=$?
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"

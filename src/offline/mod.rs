@@ -1,7 +1,10 @@
 //! Offline repair of recorded calls: `toolmend repair` over JSON Lines of records, Claude Code
 //! transcripts or sidecar captures, one result line per call.
 
+pub mod fix;
+pub mod hook;
 mod record;
+pub mod scan;
 mod tools_file;
 
 pub use crate::schema::{tool_list, ToolCatalog};
@@ -39,16 +42,37 @@ impl Summary {
     }
 }
 
+/// How calls without a known schema are treated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissingSchema {
+    /// Repair in generic mode (plain records: the user chose to give no schema).
+    #[default]
+    Generic,
+    /// Refuse (transcripts and hooks: the tool had a schema, it is just not at hand).
+    Refuse,
+}
+
 /// Repairs calls one source at a time; `tools` (from `--tools`) backs up the schemas a
 /// transcript records itself.
 pub struct Repairer {
     tools: ToolCatalog,
     cache: SchemaCache,
+    missing_schema: MissingSchema,
 }
 
 impl Repairer {
     pub fn new(tools: ToolCatalog) -> Self {
-        Self { tools, cache: SchemaCache::new(1024) }
+        Self { tools, cache: SchemaCache::new(1024), missing_schema: MissingSchema::Generic }
+    }
+
+    pub fn with_missing_schema(mut self, missing_schema: MissingSchema) -> Self {
+        self.missing_schema = missing_schema;
+        self
+    }
+
+    /// Whether a schema for `tool` is known, from `learned` or `--tools`.
+    pub fn knows(&self, tool: &str, learned: &ToolCatalog) -> bool {
+        learned.get(tool).is_some() || self.tools.get(tool).is_some()
     }
 
     /// Reads JSON Lines from `reader`, writes one result line per call to `out`, and reports
@@ -103,6 +127,16 @@ impl Repairer {
         match schema {
             Some(Ok(schema)) => repair(&call.raw, Some(&schema), &options),
             Some(Err(error)) => Outcome::refused(Refusal::new(RefusalCode::UnusableSchema, error.to_string(), None)),
+            None if self.missing_schema == MissingSchema::Refuse
+                && crate::repair::parse_as_cli(&call.raw).is_none() =>
+            {
+                let tool = call.tool.as_deref().unwrap_or("?");
+                Outcome::refused(Refusal::new(
+                    RefusalCode::UnusableSchema,
+                    format!("no schema recorded for tool '{tool}'"),
+                    None,
+                ))
+            }
             None => repair(&call.raw, None, &options),
         }
     }

@@ -37,7 +37,8 @@ pub fn classify(value: &Value) -> Result<Line, String> {
     if value["type"] == "api-request-shape" {
         return Ok(Line::Tools(value.clone()));
     }
-    if let Some(content) = value["message"]["content"].as_array() {
+    if value["type"] == "assistant" {
+        let content = value["message"]["content"].as_array().map(Vec::as_slice).unwrap_or_default();
         return Ok(Line::Calls(content.iter().filter_map(unparsed_tool_use).collect()));
     }
     if value.get("type").is_some() || value.get("uuid").is_some() {
@@ -64,7 +65,7 @@ fn record(value: &Value) -> Result<Call, String> {
 }
 
 /// A transcript's `tool_use` block whose input the CLI could not parse.
-fn unparsed_tool_use(block: &Value) -> Option<Call> {
+pub fn unparsed_tool_use(block: &Value) -> Option<Call> {
     if block["type"] != "tool_use" {
         return None;
     }

@@ -1,0 +1,208 @@
+//! `toolmend scan`: how often tool input failed to parse, per tool, across Claude Code
+//! transcripts, and how much of it toolmend would repair.
+
+use super::record::unparsed_tool_use;
+use super::{Repairer, ToolCatalog};
+use crate::repair::Status;
+use crate::schema::tool_list;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+#[derive(Debug, Default, Clone, Serialize, PartialEq)]
+pub struct ToolStats {
+    pub calls: usize,
+    pub unparsed: usize,
+    pub repairable: usize,
+    /// Refusals by reason code.
+    pub refused: BTreeMap<String, usize>,
+    /// Late-joining MCP calls (`why: "may_be_judged_repaired"`): raw already valid JSON.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub late_joined: usize,
+    /// Sessions with unparsed calls to this tool.
+    pub sessions: BTreeSet<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A file or line that could not be read; the scan goes on without it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Problem {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+#[derive(Debug, Default, Clone, Serialize, PartialEq)]
+pub struct ScanReport {
+    pub files: usize,
+    pub problems: Vec<Problem>,
+    pub tools: BTreeMap<String, ToolStats>,
+}
+
+impl ScanReport {
+    fn merge(&mut self, other: ScanReport) {
+        self.files += other.files;
+        self.problems.extend(other.problems);
+        for (tool, stats) in other.tools {
+            let into = self.tools.entry(tool).or_default();
+            into.calls += stats.calls;
+            into.unparsed += stats.unparsed;
+            into.repairable += stats.repairable;
+            into.late_joined += stats.late_joined;
+            for (code, n) in stats.refused {
+                *into.refused.entry(code).or_default() += n;
+            }
+            into.sessions.extend(stats.sessions);
+        }
+    }
+}
+
+/// Every `.jsonl` file under `dir`, sorted.
+pub fn transcript_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Scans `files` on `threads` threads; `progress(done, total)` is called after each file.
+pub fn scan(
+    files: &[PathBuf],
+    repairer: &Repairer,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> ScanReport {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let total = Mutex::new(ScanReport::default());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                let mut mine = ScanReport::default();
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = files.get(index) else { break };
+                    mine.merge(scan_file(file, repairer));
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
+                }
+                total.lock().unwrap_or_else(|p| p.into_inner()).merge(mine);
+            });
+        }
+    });
+    let mut report = total.into_inner().unwrap_or_else(|p| p.into_inner());
+    report.problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    report
+}
+
+fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
+    let mut report = ScanReport { files: 1, ..ScanReport::default() };
+    let name = path.display().to_string();
+    let problem = |line: Option<usize>, message: String| Problem { file: name.clone(), line, message };
+    let text = match std::fs::read(path).map(String::from_utf8) {
+        Ok(Ok(text)) => text,
+        Ok(Err(_)) => {
+            report.problems.push(problem(None, "not UTF-8: skipped".into()));
+            return report;
+        }
+        Err(error) => {
+            report.problems.push(problem(None, format!("unreadable: {error}")));
+            return report;
+        }
+    };
+    let fallback_session = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut learned = ToolCatalog::default();
+    let line_count = text.lines().count();
+    for (index, line) in text.lines().enumerate() {
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(_) if index + 1 == line_count && !text.ends_with('\n') => {
+                report.problems.push(problem(Some(index + 1), "half-written last line: skipped".into()));
+                continue;
+            }
+            Err(error) => {
+                report.problems.push(problem(Some(index + 1), format!("not JSON: {error}")));
+                continue;
+            }
+        };
+        if value["type"] == "api-request-shape" {
+            learned.add_all(tool_list(&value).unwrap_or_default(), None);
+            continue;
+        }
+        if value["type"] != "assistant" {
+            continue;
+        }
+        let session = value["sessionId"].as_str().unwrap_or(&fallback_session).to_string();
+        for block in value["message"]["content"].as_array().into_iter().flatten().filter(|b| b["type"] == "tool_use") {
+            let tool = block["name"].as_str().unwrap_or("?").to_string();
+            let stats = report.tools.entry(tool).or_default();
+            stats.calls += 1;
+            let Some(call) = unparsed_tool_use(block) else { continue };
+            stats.unparsed += 1;
+            stats.sessions.insert(session.clone());
+            let outcome = repairer.repair_call(&call, &learned);
+            match outcome.status {
+                Status::Repaired => stats.repairable += 1,
+                Status::Valid => stats.late_joined += 1,
+                _ => {
+                    let code = outcome.reason.map(|r| r.code.as_str()).unwrap_or("unknown");
+                    *stats.refused.entry(code.to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    report
+}
+
+/// The report as a table.
+pub fn render_table(report: &ScanReport) -> String {
+    let mut out = format!(
+        "{:<32} {:>7} {:>9} {:>11} {:>9}  {}\n",
+        "tool", "calls", "unparsed", "repairable", "sessions", "refused by reason"
+    );
+    for (tool, stats) in &report.tools {
+        let refused: Vec<String> = stats.refused.iter().map(|(code, n)| format!("{code}: {n}")).collect();
+        let mut refused = refused.join(", ");
+        if stats.late_joined > 0 {
+            refused.push_str(&format!(
+                "{}late-joined (valid): {}",
+                if refused.is_empty() { "" } else { "; " },
+                stats.late_joined
+            ));
+        }
+        out.push_str(&format!(
+            "{:<32} {:>7} {:>9} {:>11} {:>9}  {}\n",
+            tool,
+            stats.calls,
+            stats.unparsed,
+            stats.repairable,
+            stats.sessions.len(),
+            if refused.is_empty() { "-".into() } else { refused }
+        ));
+    }
+    out.push_str(&format!("\n{} transcript files", report.files));
+    if !report.problems.is_empty() {
+        out.push_str(&format!(", {} problems:", report.problems.len()));
+        for problem in &report.problems {
+            let at = problem.line.map(|l| format!(":{l}")).unwrap_or_default();
+            out.push_str(&format!("\n  {}{at}: {}", problem.file, problem.message));
+        }
+    }
+    out.push('\n');
+    out
+}
