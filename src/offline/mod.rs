@@ -91,7 +91,7 @@ impl Repairer {
             if line.trim().is_empty() {
                 continue;
             }
-            let parsed = serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}")).and_then(|v| classify(&v));
+            let parsed = serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}")).and_then(classify);
             match parsed {
                 Err(message) => {
                     summary.bad_lines += 1;

@@ -30,12 +30,12 @@ pub enum Line {
 }
 
 /// Detects the kind of a parsed line.
-pub fn classify(value: &Value) -> Result<Line, String> {
+pub fn classify(mut value: Value) -> Result<Line, String> {
     if value.get("raw").is_some() {
-        return record(value).map(|call| Line::Calls(vec![call]));
+        return record(&mut value).map(|call| Line::Calls(vec![call]));
     }
     if value["type"] == "api-request-shape" {
-        return Ok(Line::Tools(value.clone()));
+        return Ok(Line::Tools(value));
     }
     if value["type"] == "assistant" {
         let content = value["message"]["content"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -48,7 +48,8 @@ pub fn classify(value: &Value) -> Result<Line, String> {
 }
 
 /// `{"id"?, "tool"?, "schema"?, "raw", "stop_reason"?}` — also the sidecar's capture lines.
-fn record(value: &Value) -> Result<Call, String> {
+fn record(value: &mut Value) -> Result<Call, String> {
+    let schema = Some(value["schema"].take()).filter(|s| !s.is_null());
     let Some(raw) = value["raw"].as_str() else {
         return Err("\"raw\" must be a string".into());
     };
@@ -56,7 +57,7 @@ fn record(value: &Value) -> Result<Call, String> {
     Ok(Call {
         id: text("id").or_else(|| text("tool_use_id")),
         tool: text("tool"),
-        schema: value.get("schema").filter(|s| !s.is_null()).cloned(),
+        schema,
         raw: raw.to_string(),
         stop_reason: text("stop_reason"),
         declared_len: value["len"].as_u64().map(|n| n as usize),

@@ -60,6 +60,9 @@ impl ToolSchema {
 
     /// The first schema violation of `instance`, as (instance pointer, message).
     pub fn first_violation(&self, instance: &Value) -> Option<(String, String)> {
+        if self.validator.is_valid(instance) {
+            return None;
+        }
         self.validator.iter_errors(instance).next().map(|e| (e.instance_path().as_str().to_string(), e.to_string()))
     }
 }
