@@ -12,8 +12,38 @@ pub use record::{classify, Call, Line, ResultLine};
 pub use tools_file::tools_from_text;
 
 use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
-use crate::schema::SchemaCache;
+use crate::schema::{SchemaCache, SchemaError, ToolSchema};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::io::{self, BufRead, Write};
+use std::sync::Arc;
+
+/// A plain record line, read without building a JSON tree; the schema stays text.
+#[derive(Deserialize)]
+struct PlainRecord<'a> {
+    raw: String,
+    #[serde(borrow)]
+    schema: Option<&'a RawValue>,
+    id: Option<String>,
+    tool_use_id: Option<String>,
+    tool: Option<String>,
+    stop_reason: Option<String>,
+    len: Option<usize>,
+}
+
+impl PlainRecord<'_> {
+    fn into_call(self) -> Call {
+        Call {
+            id: self.id.or(self.tool_use_id),
+            tool: self.tool,
+            schema: None,
+            raw: self.raw,
+            stop_reason: self.stop_reason,
+            declared_len: self.len,
+            why: None,
+        }
+    }
+}
 
 /// Counts for one run, printed as a summary and used for the exit code.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -91,6 +121,17 @@ impl Repairer {
             if line.trim().is_empty() {
                 continue;
             }
+            // Plain records (the common, bulk case) skip building a JSON tree of the line.
+            if let Ok(record) = serde_json::from_str::<PlainRecord>(&line) {
+                let schema =
+                    record.schema.filter(|s| s.get() != "null").map(|s| self.cache.get_or_compile_text(s.get()));
+                let call = record.into_call();
+                let outcome = self.repair_with(&call, schema);
+                summary.count(outcome.status);
+                serde_json::to_writer(&mut *out, &ResultLine::new(&call, &outcome))?;
+                out.write_all(b"\n")?;
+                continue;
+            }
             let parsed = serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}")).and_then(classify);
             match parsed {
                 Err(message) => {
@@ -114,16 +155,21 @@ impl Repairer {
 
     /// One call against its schema: the line's own, the transcript's, `--tools`, or none.
     pub fn repair_call(&self, call: &Call, learned: &ToolCatalog) -> Outcome {
-        let options = RepairOptions {
-            stop_reason: call.stop_reason.clone(),
-            declared_len: call.declared_len,
-            ..RepairOptions::default()
-        };
         let schema = match (&call.schema, call.tool.as_deref()) {
             (Some(schema), _) => Some(self.cache.get_or_compile(schema)),
             (None, Some(tool)) => learned.get(tool).or_else(|| self.tools.get(tool)).cloned(),
             (None, None) => None,
         };
+        self.repair_with(call, schema)
+    }
+
+    fn repair_with(&self, call: &Call, schema: Option<Result<Arc<ToolSchema>, SchemaError>>) -> Outcome {
+        let options = RepairOptions {
+            stop_reason: call.stop_reason.clone(),
+            declared_len: call.declared_len,
+            ..RepairOptions::default()
+        };
+        let schema = schema.or_else(|| call.tool.as_deref().and_then(|tool| self.tools.get(tool).cloned()));
         match schema {
             Some(Ok(schema)) => repair(&call.raw, Some(&schema), &options),
             Some(Err(error)) => Outcome::refused(Refusal::new(RefusalCode::UnusableSchema, error.to_string(), None)),

@@ -8,16 +8,36 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 type Entries = HashMap<u64, Vec<(Value, Arc<ToolSchema>)>>;
+type TextEntries = HashMap<String, Result<Arc<ToolSchema>, SchemaError>>;
 
 /// Bounded cache from a schema's content to its compiled form.
 pub struct SchemaCache {
     capacity: usize,
     entries: Mutex<Entries>,
+    /// By the schema's exact JSON text, for callers that have the text (JSON Lines records).
+    texts: Mutex<TextEntries>,
 }
 
 impl SchemaCache {
     pub fn new(capacity: usize) -> Self {
-        Self { capacity: capacity.max(1), entries: Mutex::new(HashMap::new()) }
+        Self { capacity: capacity.max(1), entries: Mutex::new(HashMap::new()), texts: Mutex::new(HashMap::new()) }
+    }
+
+    /// The compiled schema for a schema's JSON text; the text is parsed only on first sight.
+    pub fn get_or_compile_text(&self, text: &str) -> Result<Arc<ToolSchema>, SchemaError> {
+        let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = texts.get(text) {
+            return found.clone();
+        }
+        let compiled = match serde_json::from_str::<Value>(text) {
+            Ok(schema) => self.get_or_compile(&schema),
+            Err(error) => Err(SchemaError::at("", format!("not JSON: {error}"))),
+        };
+        if texts.len() >= self.capacity {
+            texts.clear();
+        }
+        texts.insert(text.to_string(), compiled.clone());
+        compiled
     }
 
     /// The compiled schema, compiling it on first sight.
