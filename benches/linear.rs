@@ -1,0 +1,50 @@
+//! Repair time grows linearly with input size, even for inputs built to be pathological.
+//! Run: `cargo bench --bench linear`. Prints milliseconds per MB for each shape at 10 KB,
+//! 100 KB, 1 MB and 10 MB: flat rows mean linear time.
+
+use std::time::Instant;
+use toolmend::repair::{repair, RepairOptions};
+use toolmend::schema::ToolSchema;
+
+fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
+    vec![
+        ("unclosed quotes", Box::new(|n| format!("{{\"title\": \"{}", "a\" ".repeat(n / 3)))),
+        ("inner quotes", Box::new(|n| format!("{{\"title\": \"{}\"}}", "say \"x\" ".repeat(n / 9)))),
+        ("unclosed brackets", Box::new(|n| format!("{{\"tags\": {}", "[".repeat(n)))),
+        ("long bare run", Box::new(|n| format!("{{\"tags\": {}}}", "word, ".repeat(n / 6)))),
+        ("deep nesting", Box::new(|n| "{\"a\":".repeat(n / 5))),
+        ("many keys", Box::new(|n| format!("{{{}}}", "title: x\n".repeat(n / 9)))),
+    ]
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let schema = ToolSchema::compile(&serde_json::json!({
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+        "additionalProperties": false
+    }))
+    .unwrap();
+    let options = RepairOptions { max_input_bytes: 64 << 20, ..RepairOptions::default() };
+    let sizes = [10_000, 100_000, 1_000_000, 10_000_000];
+    println!("| input shape | 10 KB | 100 KB | 1 MB | 10 MB | outcome |");
+    println!("|---|---|---|---|---|---|");
+    for (name, build) in shapes() {
+        let mut row = format!("| {name} |");
+        let mut outcome = String::new();
+        for size in sizes {
+            let input = build(size);
+            let rounds = (20_000_000 / size).clamp(1, 200);
+            let started = Instant::now();
+            for _ in 0..rounds {
+                let result = repair(&input, Some(&schema), &options);
+                outcome = result.reason.map_or(result.status.as_str().to_string(), |r| r.code.as_str().to_string());
+            }
+            let per_mb = started.elapsed().as_secs_f64() * 1000.0 / rounds as f64 / (input.len() as f64 / 1e6);
+            row.push_str(&format!(" {per_mb:.2} ms/MB |"));
+        }
+        println!("{row} {outcome} |");
+    }
+}
