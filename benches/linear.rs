@@ -6,7 +6,9 @@ use std::time::Instant;
 use toolmend::repair::{repair, RepairOptions};
 use toolmend::schema::ToolSchema;
 
-fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
+type Builder = Box<dyn Fn(usize) -> String>;
+
+fn shapes() -> Vec<(&'static str, Builder)> {
     vec![
         ("unclosed quotes", Box::new(|n| format!("{{\"title\": \"{}", "a\" ".repeat(n / 3)))),
         ("inner quotes", Box::new(|n| format!("{{\"title\": \"{}\"}}", "say \"x\" ".repeat(n / 9)))),
