@@ -5,61 +5,14 @@
 //! then holds 1000 streams open through toolmend and reads its resident memory.
 
 use futures_util::StreamExt;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolmend::demo::fake_upstream::{FakeUpstream, Reply};
 
+mod support;
+use support::Sidecar;
+
 const VALID_STREAM: &str = include_str!("../fixtures/sse/valid-tool.sse");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Sidecar {
-    child: Child,
-    url: String,
-}
-
-impl Sidecar {
-    fn start(upstream: &str) -> Self {
-        let port = free_port();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--upstream", upstream])
-            .env("TOOLMEND_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting toolmend serve");
-        let url = format!("http://127.0.0.1:{port}");
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self { child, url };
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("toolmend serve did not start");
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Sidecar {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn body() -> String {
     serde_json::json!({"model": "m", "max_tokens": 100, "stream": true, "tools": toolmend::demo::seed_tools(),
