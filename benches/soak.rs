@@ -54,7 +54,8 @@ async fn main() {
     let expected = Arc::new(expected);
     let client = reqwest::Client::builder().pool_max_idle_per_host(streams * 2).build().unwrap();
     let url = Arc::new(format!("{}/v1/messages", sidecar.url));
-    let (done, mismatched, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (done, mismatched, failed) =
+        (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut workers = Vec::new();
     for worker in 0..streams {

@@ -1,21 +1,9 @@
 //! The `toolmend` binary: arguments, output and exit codes.
 
-use serde_json::{json, Value};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn toolmend(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
+use common::toolmend;
+use serde_json::{json, Value};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -41,37 +41,26 @@ async fn run_claude(raw: &'static str) -> Run {
     std::fs::write(work.join("mcp.json"), mcp_config.to_string()).unwrap();
     std::fs::write(work.join("settings.json"), settings.to_string()).unwrap();
 
-    let child = tokio::process::Command::new(claude_binary())
-        .args(["-p", "Search the Swedish rules on token machine payout percentage."])
-        .arg("--mcp-config")
-        .arg(work.join("mcp.json"))
-        .arg("--strict-mcp-config")
-        .arg("--settings")
-        .arg(work.join("settings.json"))
-        .args(["--allowedTools", TOOL, "--max-turns", "3", "--output-format", "text"])
-        .current_dir(&work)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", work.join("home"))
-        .env("ANTHROPIC_BASE_URL", &proxy)
-        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
-        .env("CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting claude");
-    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output())
-        .await
-        .expect("claude finished within 180 s")
-        .unwrap();
-    let output = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    std::fs::create_dir_all(work.join("work")).unwrap();
+    let (mcp_path, settings_path) = (work.join("mcp.json"), work.join("settings.json"));
+    let output = claude_in(
+        &work,
+        &proxy,
+        &[
+            "-p",
+            "Search the Swedish rules on token machine payout percentage.",
+            "--mcp-config",
+            mcp_path.to_str().unwrap(),
+            "--strict-mcp-config",
+            "--settings",
+            settings_path.to_str().unwrap(),
+            "--allowedTools",
+            TOOL,
+            "--max-turns",
+            "3",
+        ],
+    )
+    .await;
 
     let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
     Run {
@@ -121,7 +110,7 @@ async fn a_refused_call_reaches_claude_code_unchanged_and_the_event_says_why() {
     assert!(event["reason"]["message"].as_str().unwrap().contains("jurisdiction"), "{event}");
 }
 
-/// Runs `claude -p` in `work` with HOME at `work/home` against `base_url`, with extra args.
+/// Runs `claude` in `work/work` with HOME at `work/home` against `base_url`, with `args`.
 async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
     let child = tokio::process::Command::new(claude_binary())
         .args(args)
@@ -131,9 +120,12 @@ async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
         .env("HOME", work.join("home"))
         .env("ANTHROPIC_BASE_URL", base_url)
         .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
+        .env("CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING", "1")
         .env("ENABLE_TOOL_SEARCH", "false")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

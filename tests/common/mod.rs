@@ -10,6 +10,21 @@ use toolmend::demo::fake_upstream::{FakeUpstream, RecordedRequest, Reply};
 use toolmend::demo::script::{text_message, tool_message};
 use toolmend::proxy::{Config, Server};
 
+/// Runs the `toolmend` binary in the repository root with `stdin`.
+pub fn toolmend(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// The MCP tool as Claude Code names it.
 pub const TOOL: &str = "mcp__search__search";
 
