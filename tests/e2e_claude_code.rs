@@ -22,7 +22,11 @@ struct Run {
 }
 
 async fn run_claude(raw: &'static str) -> Run {
-    let sidecar = Sidecar::start(responder(raw)).await;
+    run_claude_with(raw, |_| {}).await
+}
+
+async fn run_claude_with(raw: &'static str, tweak: impl FnOnce(&mut toolmend::proxy::Config)) -> Run {
+    let sidecar = Sidecar::start_with(responder(raw), tweak).await;
     let proxy = sidecar.url.clone();
     let scratch = Scratch::new(&format!("claude-{}", raw.len()));
     let work = scratch.0.clone();
@@ -237,4 +241,24 @@ async fn the_post_tool_batch_hook_reports_the_call_and_the_model_gets_the_correc
         "the next request carries the additionalContext; requests: {:?}",
         summary_of(&upstream)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_runs_normally_with_its_mcp_tool_made_strict() {
+    let run = run_claude_with(r#"{"jurisdiction": "se", "terms": ["payout"]}"#, |config| {
+        config.strict =
+            toolmend::proxy::strict::StrictConfig { tools: vec!["mcp__search__*".into()], ..Default::default() }
+    })
+    .await;
+    let offered = run
+        .requests
+        .iter()
+        .filter_map(RecordedRequest::json)
+        .flat_map(|body| body["tools"].as_array().cloned().unwrap_or_default())
+        .find(|tool| tool["name"] == TOOL)
+        .expect("the MCP tool was offered");
+    assert_eq!(offered["strict"], true, "{offered}");
+    assert_eq!(offered["input_schema"]["additionalProperties"], false);
+    assert_eq!(run.calls, [json!({"jurisdiction": "se", "terms": ["payout"]})], "claude said: {}", run.output);
+    assert!(run.metrics.contains(r#"toolmend_strict_tools_total{result="injected"}"#), "{}", run.metrics);
 }

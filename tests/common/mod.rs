@@ -94,8 +94,17 @@ pub struct Sidecar {
 
 impl Sidecar {
     pub async fn start(reply: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) -> Self {
+        Self::start_with(reply, |_| {}).await
+    }
+
+    pub async fn start_with(
+        reply: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+        tweak: impl FnOnce(&mut Config),
+    ) -> Self {
         let upstream = FakeUpstream::start(Arc::new(reply)).await.unwrap();
-        let config = Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), ..Config::default() };
+        let mut config =
+            Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), ..Config::default() };
+        tweak(&mut config);
         let server = Server::bind(config).await.unwrap();
         let url = format!("http://{}", server.local_addr());
         let stop = CancellationToken::new();
