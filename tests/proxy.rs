@@ -439,3 +439,24 @@ mod reporting {
         let _ = std::fs::remove_file(&out);
     }
 }
+
+#[tokio::test]
+async fn shutdown_lets_open_streams_finish_then_stops_accepting() {
+    let upstream =
+        FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 200).with_delay(Duration::from_millis(30))))
+            .await
+            .unwrap();
+    let config = Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), ..Config::default() };
+    let server = Server::bind(config).await.unwrap();
+    let proxy = format!("http://{}", server.local_addr());
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(server.run(stop.clone()));
+    let response = post_messages(&proxy).await;
+    stop.cancel();
+    let (body, broke) = read_all(response).await;
+    assert!(!broke, "the open stream finished");
+    let repaired: Value = serde_json::from_str(&assembled_tool_inputs(&body)[&1]).unwrap();
+    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+    running.await.unwrap().unwrap();
+    assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
+}
