@@ -30,6 +30,10 @@ impl<'s> Aligner<'s> {
 
     fn align(&self, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
         match self.shapes.get(id) {
+            // A `$ref` compiles to a one-branch union: nothing to choose between.
+            Shape::Union(branches) if branches.len() == 1 && depth < MAX_UNION_DEPTH => {
+                self.align(node, branches[0], pointer, edits, depth + 1)
+            }
             Shape::Union(branches) if depth < MAX_UNION_DEPTH => {
                 self.align_union(node, branches, pointer, edits, depth + 1)
             }
