@@ -18,6 +18,9 @@ use serde_json::value::RawValue;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 
+/// Lines read and repaired together: enough to keep both cores busy, little to hold.
+const BATCH_LINES: usize = 4096;
+
 /// A plain record line, read without building a JSON tree; the schema stays text.
 #[derive(Deserialize)]
 struct PlainRecord<'a> {
@@ -106,7 +109,9 @@ impl Repairer {
     }
 
     /// Reads JSON Lines from `reader`, writes one result line per call to `out`, and reports
-    /// bad lines as `source:line: message` to `diagnostics`.
+    /// bad lines as `source:line: message` to `diagnostics`. Plain records are repaired on all
+    /// cores, a batch at a time; every other line keeps its order-dependent, one-by-one path
+    /// (a transcript's schemas apply to the calls after them). Output keeps input order.
     pub fn run(
         &self,
         reader: impl BufRead,
@@ -114,43 +119,89 @@ impl Repairer {
         out: &mut impl Write,
         diagnostics: &mut impl Write,
     ) -> io::Result<Summary> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut summary = Summary::default();
         let mut learned = ToolCatalog::default();
-        for (index, line) in reader.lines().enumerate() {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
+        let mut lines = reader.lines().enumerate();
+        loop {
+            let mut batch = Vec::with_capacity(BATCH_LINES);
+            for (index, line) in lines.by_ref().take(BATCH_LINES) {
+                batch.push((index, line?));
             }
-            // Plain records (the common, bulk case) skip building a JSON tree of the line.
-            if let Ok(record) = serde_json::from_str::<PlainRecord>(&line) {
-                let schema =
-                    record.schema.filter(|s| s.get() != "null").map(|s| self.cache.get_or_compile_text(s.get()));
-                let call = record.into_call();
-                let outcome = self.repair_with(&call, schema);
-                summary.count(outcome.status);
-                serde_json::to_writer(&mut *out, &ResultLine::new(&call, &outcome))?;
-                out.write_all(b"\n")?;
-                continue;
+            if batch.is_empty() {
+                return Ok(summary);
             }
-            let parsed = serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}")).and_then(classify);
-            match parsed {
-                Err(message) => {
-                    summary.bad_lines += 1;
-                    writeln!(diagnostics, "{source}:{}: {message}", index + 1)?;
-                }
-                Ok(Line::Tools(value)) => learned.add_all(tool_list(&value).unwrap_or_default(), Some(&self.cache)),
-                Ok(Line::Nothing) => {}
-                Ok(Line::Calls(calls)) => {
-                    for call in &calls {
-                        let outcome = self.repair_call(call, &learned);
-                        summary.count(outcome.status);
-                        serde_json::to_writer(&mut *out, &ResultLine::new(call, &outcome))?;
-                        out.write_all(b"\n")?;
+            let repaired = self.repair_plain_records(&batch, threads);
+            for ((index, line), plain) in batch.iter().zip(repaired) {
+                match plain {
+                    Some((status, result)) => {
+                        summary.count(status);
+                        out.write_all(&result)?;
                     }
+                    None => self.line_in_order(line, *index, source, &mut learned, &mut summary, out, diagnostics)?,
                 }
             }
         }
-        Ok(summary)
+    }
+
+    /// Each plain record of the batch repaired (status and result line), on `threads` threads;
+    /// `None` for lines that are not plain records.
+    fn repair_plain_records(&self, batch: &[(usize, String)], threads: usize) -> Vec<Option<(Status, Vec<u8>)>> {
+        let repair_one = |line: &String| {
+            let record = serde_json::from_str::<PlainRecord>(line).ok()?;
+            let schema = record.schema.filter(|s| s.get() != "null").map(|s| self.cache.get_or_compile_text(s.get()));
+            let call = record.into_call();
+            let outcome = self.repair_with(&call, schema);
+            let mut result = serde_json::to_vec(&ResultLine::new(&call, &outcome)).ok()?;
+            result.push(b'\n');
+            Some((outcome.status, result))
+        };
+        let chunk = batch.len().div_ceil(threads.max(1));
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = batch
+                .chunks(chunk.max(1))
+                .map(|part| {
+                    (part.len(), scope.spawn(move || part.iter().map(|(_, line)| repair_one(line)).collect::<Vec<_>>()))
+                })
+                .collect();
+            // A worker that failed leaves its lines to the one-by-one path, in place.
+            workers.into_iter().flat_map(|(len, w)| w.join().unwrap_or_else(|_| vec![None; len])).collect()
+        })
+    }
+
+    /// A line that is not a plain record: a transcript line, a tools record, or a bad line.
+    #[allow(clippy::too_many_arguments)]
+    fn line_in_order(
+        &self,
+        line: &str,
+        index: usize,
+        source: &str,
+        learned: &mut ToolCatalog,
+        summary: &mut Summary,
+        out: &mut impl Write,
+        diagnostics: &mut impl Write,
+    ) -> io::Result<()> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let parsed = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}")).and_then(classify);
+        match parsed {
+            Err(message) => {
+                summary.bad_lines += 1;
+                writeln!(diagnostics, "{source}:{}: {message}", index + 1)?;
+            }
+            Ok(Line::Tools(value)) => learned.add_all(tool_list(&value).unwrap_or_default(), Some(&self.cache)),
+            Ok(Line::Nothing) => {}
+            Ok(Line::Calls(calls)) => {
+                for call in &calls {
+                    let outcome = self.repair_call(call, learned);
+                    summary.count(outcome.status);
+                    serde_json::to_writer(&mut *out, &ResultLine::new(call, &outcome))?;
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One call against its schema: the line's own, the transcript's, `--tools`, or none.
