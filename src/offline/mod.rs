@@ -274,6 +274,28 @@ mod tests {
     }
 
     #[test]
+    fn output_keeps_input_order_across_batches_and_line_kinds() {
+        let schema = json!({"type": "object", "properties": {"cmd": {"type": "string"}}});
+        let mut input = String::new();
+        for n in 0..(BATCH_LINES * 2 + 7) {
+            if n == BATCH_LINES + 3 {
+                let transcript_line = json!({"type": "assistant", "message": {"content": [{"type": "tool_use",
+                    "id": "transcript", "name": "run", "input": {"__unparsedToolInput": {"raw": "{\"cmd\": ls}", "len": 11}}}]}});
+                input.push_str(&format!("{transcript_line}\n"));
+            }
+            let raw = if n % 2 == 0 { format!("{{\"cmd\": c{n}}}") } else { format!("{{\"cmd\": \"c{n}\"}}") };
+            input.push_str(&format!("{}\n", json!({"id": format!("r{n}"), "schema": schema, "raw": raw})));
+        }
+        let (lines, _, summary) = run(&input);
+        let ids: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+        let mut expected: Vec<String> = (0..(BATCH_LINES * 2 + 7)).map(|n| format!("r{n}")).collect();
+        expected.insert(BATCH_LINES + 3, "transcript".into());
+        assert_eq!(ids, expected);
+        assert_eq!(lines[2]["input"], json!({"cmd": "c2"}));
+        assert_eq!(summary.repaired, BATCH_LINES + 4 + 1);
+    }
+
+    #[test]
     fn an_unusable_schema_refuses_that_call_only() {
         let input = format!(
             "{}\n{}\n",
