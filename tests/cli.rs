@@ -82,3 +82,27 @@ fn demo_shows_the_repaired_call_and_the_metric() {
     assert!(shown.contains(r#"toolmend_tool_calls_total{tool="search",outcome="repaired"} 1"#), "{shown}");
     assert!(shown.contains("bare_list"));
 }
+
+#[test]
+fn repair_takes_schemas_from_a_tools_file_for_records_that_carry_none() {
+    let tools = std::env::temp_dir().join(format!("toolmend-cli-tools-{}.json", std::process::id()));
+    std::fs::write(
+        &tools,
+        json!({"tools": [{"name": "search", "inputSchema": toolmend::demo::seed_tools()[0]["input_schema"]}]})
+            .to_string(),
+    )
+    .unwrap();
+    let record =
+        json!({"id": "x", "tool": "search", "raw": r#"{"jurisdiction": "se", "terms": token machine}"#}).to_string();
+    let with_tools = toolmend(&["repair", "--tools", tools.to_str().unwrap(), "-"], &record);
+    let line: Value = serde_json::from_slice(&with_tools.stdout).unwrap();
+    assert_eq!(
+        line["input"],
+        json!({"jurisdiction": "se", "terms": ["token machine"]}),
+        "the array the schema asks for"
+    );
+    let generic = toolmend(&["repair", "-"], &record);
+    let line: Value = serde_json::from_slice(&generic.stdout).unwrap();
+    assert_eq!(line["input"], json!({"jurisdiction": "se", "terms": "token machine"}), "generic mode: a string");
+    let _ = std::fs::remove_file(&tools);
+}
