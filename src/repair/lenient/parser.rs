@@ -204,6 +204,48 @@ impl<'s> Parser<'s> {
         self.frames.iter().rev().skip(1).any(|f| f.kind == wanted)
     }
 
+    /// `closer`: where the innermost container ends, if at `pos`: its own closer; the end of
+    /// input or a closer an enclosing container expects (inserted); the other closer (replaced).
+    fn container_end(&mut self, pos: usize, own: u8) -> Option<usize> {
+        let other = if own == b'}' { b']' } else { b'}' };
+        match self.byte(pos) {
+            None => {
+                self.edit(EditKind::InsertCloser, pos..pos);
+                Some(pos)
+            }
+            Some(byte) if byte == own => Some(pos + 1),
+            Some(byte) if byte == other && self.enclosing_expects(other) => {
+                self.edit(EditKind::InsertCloser, pos..pos);
+                Some(pos)
+            }
+            Some(byte) if byte == other => {
+                self.edit(EditKind::ReplaceCloser, pos..pos + 1);
+                Some(pos + 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// `separator`: the first comma after a value separates; any other is dropped.
+    fn comma(&mut self, pos: usize, separated: &mut bool, trailing: &mut Option<usize>) {
+        self.hit(Production::Separator);
+        if *separated {
+            self.edit(EditKind::DropComma, pos..pos + 1);
+        } else {
+            *trailing = Some(pos);
+        }
+        *separated = true;
+    }
+
+    /// Leaves a container: a comma left unused before its end is dropped.
+    fn close(&mut self, trailing_comma: Option<usize>) {
+        if let Some(comma) = trailing_comma {
+            self.edit(EditKind::DropComma, comma..comma + 1);
+        }
+        self.hit(Production::Closer);
+        self.frames.pop();
+    }
+
     /// `object = "{" ws (member (sep member)*)? sep? close`; with `implicit`, the `{` is missing.
     fn object(&mut self, open: usize, shape: ShapeId, implicit: bool) -> Parsed {
         self.enter(FrameKind::Object, self.shapes.known_keys(shape), open)?;
@@ -214,32 +256,13 @@ impl<'s> Parser<'s> {
         let mut trailing_comma = None;
         let end = loop {
             pos = self.skip_ws(pos);
-            let Some(byte) = self.byte(pos) else {
-                self.edit(EditKind::InsertCloser, pos..pos);
-                break pos;
-            };
-            match byte {
-                b'}' => break pos + 1,
-                b']' if self.enclosing_expects(b']') => {
-                    self.edit(EditKind::InsertCloser, pos..pos);
-                    break pos;
-                }
-                b']' => {
-                    self.edit(EditKind::ReplaceCloser, pos..pos + 1);
-                    break pos + 1;
-                }
-                b',' => {
-                    self.hit(Production::Separator);
-                    if separated {
-                        self.edit(EditKind::DropComma, pos..pos + 1);
-                    } else {
-                        trailing_comma = Some(pos);
-                    }
-                    separated = true;
-                    pos += 1;
-                    continue;
-                }
-                _ => {}
+            if let Some(end) = self.container_end(pos, b'}') {
+                break end;
+            }
+            if self.byte(pos) == Some(b',') {
+                self.comma(pos, &mut separated, &mut trailing_comma);
+                pos += 1;
+                continue;
             }
             if !separated {
                 self.edit(EditKind::InsertComma, pos..pos);
@@ -258,11 +281,7 @@ impl<'s> Parser<'s> {
                 }
             }
         };
-        if let Some(comma) = trailing_comma {
-            self.edit(EditKind::DropComma, comma..comma + 1);
-        }
-        self.hit(Production::Closer);
-        self.frames.pop();
+        self.close(trailing_comma);
         Ok((Node { span: open..end, kind: NodeKind::Object(members) }, end))
     }
 
@@ -366,34 +385,20 @@ impl<'s> Parser<'s> {
         let mut trailing_comma = None;
         let end = loop {
             pos = self.skip_ws(pos);
-            let Some(byte) = self.byte(pos) else {
-                self.edit(EditKind::InsertCloser, pos..pos);
-                break pos;
-            };
+            if let Some(end) = self.container_end(pos, b']') {
+                break end;
+            }
+            let Some(byte) = self.byte(pos) else { break pos };
             match byte {
-                b']' => break pos + 1,
-                b'}' if self.enclosing_expects(b'}') => {
-                    self.edit(EditKind::InsertCloser, pos..pos);
-                    break pos;
-                }
-                b'}' => {
-                    self.edit(EditKind::ReplaceCloser, pos..pos + 1);
-                    break pos + 1;
-                }
                 b',' => {
-                    self.hit(Production::Separator);
                     let next = self.skip_ws_quiet(pos + 1);
                     if in_object && self.key_colon_at(next, true).is_some() {
                         // `["a", "pinned": false`: the array was never closed.
+                        self.hit(Production::Separator);
                         self.edit(EditKind::InsertCloser, pos..pos);
                         break pos;
                     }
-                    if separated {
-                        self.edit(EditKind::DropComma, pos..pos + 1);
-                    } else {
-                        trailing_comma = Some(pos);
-                    }
-                    separated = true;
+                    self.comma(pos, &mut separated, &mut trailing_comma);
                     pos += 1;
                     continue;
                 }
@@ -419,11 +424,7 @@ impl<'s> Parser<'s> {
             pos = after;
             separated = false;
         };
-        if let Some(comma) = trailing_comma {
-            self.edit(EditKind::DropComma, comma..comma + 1);
-        }
-        self.hit(Production::Closer);
-        self.frames.pop();
+        self.close(trailing_comma);
         Ok((Node { span: open..end, kind: NodeKind::Array(items) }, end))
     }
 
