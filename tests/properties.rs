@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use toolmend::repair::{repair, RefusalCode, RepairOptions, Status};
+use toolmend::repair::{is_valid_for_cli, parse_as_cli, repair, RefusalCode, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
 fn note_schema() -> ToolSchema {
@@ -104,6 +104,17 @@ proptest! {
                 prop_assert!(edit.span[0] <= edit.span[1] && edit.span[1] <= text.len());
             }
         }
+    }
+
+    /// The stream's allocation-free validity check agrees with the full parse.
+    #[test]
+    fn the_quick_validity_check_agrees_with_the_parse(value in json_value(), noise in "[\u{feff}{}\\[\\]\",: a1]{0,40}", which in 0u8..3) {
+        let text = match which {
+            0 => serde_json::to_string(&value).unwrap(),
+            1 => format!("\u{feff}{}", serde_json::to_string(&value).unwrap()),
+            _ => noise,
+        };
+        prop_assert_eq!(is_valid_for_cli(&text), parse_as_cli(&text).is_some(), "{:?}", text);
     }
 
     #[test]

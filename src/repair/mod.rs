@@ -47,6 +47,12 @@ pub fn parse_as_cli(raw: &str) -> Option<Value> {
     }
 }
 
+/// Whether the CLI would parse `raw`, without building the value (the sidecar's hot path).
+pub fn is_valid_for_cli(raw: &str) -> bool {
+    let text = raw.strip_prefix('\u{feff}').unwrap_or(raw);
+    text.is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
 /// Repairs one tool input against its schema (or, without one, in generic mode).
 pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -> Outcome {
     if let Some(value) = parse_as_cli(raw) {

@@ -90,7 +90,8 @@ impl std::fmt::Display for Refusal {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
     pub status: Status,
-    /// The parsed input (valid), the repaired input (repaired), or `None` (refused).
+    /// The parsed input (valid), the repaired input (repaired), or `None` (refused, or valid
+    /// when the value was not read).
     pub input: Option<Value>,
     pub edits: Vec<Edit>,
     pub reason: Option<Refusal>,
@@ -99,6 +100,12 @@ pub struct Outcome {
 impl Outcome {
     pub fn valid(input: Value) -> Self {
         Self { status: Status::Valid, input: Some(input), edits: Vec::new(), reason: None }
+    }
+
+    /// Valid, where the caller needs only the verdict (the stream passes the bytes on as they
+    /// are and never reads the value).
+    pub fn valid_unread() -> Self {
+        Self { status: Status::Valid, input: None, edits: Vec::new(), reason: None }
     }
 
     pub fn repaired(input: Value, edits: Vec<Edit>) -> Self {

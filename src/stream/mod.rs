@@ -10,7 +10,7 @@ mod sse;
 
 pub use sse::{parse_frame, Frame, FrameSplitter};
 
-use crate::repair::{parse_as_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
+use crate::repair::{is_valid_for_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::ToolCatalog;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -166,13 +166,12 @@ impl StreamRepairer {
                 let Some(block) = self.holding.remove(&index) else {
                     return self.emit(&raw, step);
                 };
-                match parse_as_cli(&block.input) {
-                    Some(input) => {
-                        self.emit(&block.frames, step);
-                        self.emit(&raw, step);
-                        step.decisions.push(decision(block, None, Outcome::valid(input)));
-                    }
-                    None => self.waiting.push(Segment::Awaiting(block, raw)),
+                if is_valid_for_cli(&block.input) {
+                    self.emit(&block.frames, step);
+                    self.emit(&raw, step);
+                    step.decisions.push(decision(block, None, Outcome::valid_unread()));
+                } else {
+                    self.waiting.push(Segment::Awaiting(block, raw));
                 }
             }
             Some("message_delta") => {
