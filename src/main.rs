@@ -34,11 +34,17 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that stopped early (`| head`) is the end of the output, not an error.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("toolmend: {error:#}");
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

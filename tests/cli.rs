@@ -106,3 +106,26 @@ fn repair_takes_schemas_from_a_tools_file_for_records_that_carry_none() {
     assert_eq!(line["input"], json!({"jurisdiction": "se", "terms": "token machine"}), "generic mode: a string");
     let _ = std::fs::remove_file(&tools);
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_output_without_a_panic_message() {
+    use std::io::{BufRead, BufReader};
+    let big = std::env::temp_dir().join(format!("toolmend-cli-pipe-{}.jsonl", std::process::id()));
+    let corpus = std::fs::read_to_string("fixtures/corpus/toolcalls.jsonl").unwrap();
+    std::fs::write(&big, corpus.repeat(500)).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(["repair", big.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(first.contains("seed-report-example"));
+    let stderr = text(&output.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0));
+    let _ = std::fs::remove_file(&big);
+}
