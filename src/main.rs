@@ -9,8 +9,10 @@ use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
     Cli, Command, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs, StrictCheckArgs,
 };
+use toolmend::offline::report::Reporter;
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
-use toolmend::proxy::{Config, FileConfig, Server};
+use toolmend::proxy::settings::{self, Flags};
+use toolmend::proxy::Server;
 use toolmend::repair::{repair, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
@@ -55,24 +57,20 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&io::stderr()))
         .init();
-    let mut file = match &args.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
+    let flags = Flags {
+        config: args.config,
+        listen: args.listen,
+        upstream: args.upstream,
+        capture: args.capture,
+        allow_remote: args.allow_remote,
+        redact_inputs: args.redact_inputs,
     };
-    file.listen = args.listen.or(file.listen);
-    file.upstream = args.upstream.or(file.upstream);
-    file.capture = args.capture.or(file.capture);
-    if args.allow_remote {
-        file.allow_remote = Some(true);
-    }
-    if args.redact_inputs {
-        file.redact_inputs = Some(true);
-    }
-    let config = Config::from_file(file);
+    let config = settings::resolve(flags, |key| std::env::var(key).ok())?;
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
-        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
+        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream_redacted(), "toolmend serving");
         let shutdown = CancellationToken::new();
         let trigger = shutdown.clone();
         tokio::spawn(async move {
@@ -85,17 +83,22 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     })
 }
 
+/// Ctrl-C, or SIGTERM where it can be installed (if not, Ctrl-C still works).
 async fn wait_for_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot handle SIGTERM; stop with Ctrl-C (SIGINT)");
+                let _ = interrupt.await;
+            }
         }
     }
     #[cfg(not(unix))]
@@ -111,36 +114,12 @@ fn run_demo() -> Result<ExitCode> {
 fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
     let path = &args.tools;
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let tools = toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut report = Vec::new();
-    for (name, schema) in &tools {
-        let line = match toolmend::schema::strict::normalize(schema) {
-            Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
-                "optional_params": strict.optional_params, "union_params": strict.union_params}),
-            Err(why) => {
-                serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
-            }
-        };
-        report.push(line);
-    }
+    let tools = toolmend::offline::tools_from_text(&text).with_context(|| path.display().to_string())?;
+    let report = toolmend::offline::strict_check::strict_check(&tools);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    for line in &report {
-        let name = line["tool"].as_str().unwrap_or_default();
-        if line["compatible"] == true {
-            println!(
-                "{name}: compatible ({} optional, {} union-typed parameters)\n  {}",
-                line["optional_params"], line["union_params"], line["schema"]
-            );
-        } else {
-            println!(
-                "{name}: incompatible: {} at '{}'",
-                line["reason"].as_str().unwrap_or_default(),
-                line["pointer"].as_str().unwrap_or_default()
-            );
-        }
+    } else {
+        print!("{}", toolmend::offline::strict_check::render_text(&report));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -163,7 +142,7 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
         Some(dir) => dir,
         None => std::path::PathBuf::from(std::env::var("HOME").context("HOME is not set")?).join(".claude/projects"),
     };
-    let files =
+    let found =
         toolmend::offline::scan::transcript_files(&dir).with_context(|| format!("reading {}", dir.display()))?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
@@ -176,7 +155,7 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
             }
         }
     };
-    let report = toolmend::offline::scan::scan(&files, &repairer, threads, &progress);
+    let report = toolmend::offline::scan::scan(&found.files, &repairer, threads, &progress).with_problems(found.problems);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -192,9 +171,16 @@ fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
     let (fixed, summary) = toolmend::offline::fix::fix_transcript(&text, &repairer);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        // The copy is never readable by more users than the transcript (the umask may narrow it).
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let mode = std::fs::metadata(&args.input).map_or(0o600, |m| m.permissions().mode() & 0o777);
+        options.mode(mode);
+    }
+    options
         .open(&args.output)
         .and_then(|mut file| file.write_all(fixed.as_bytes()))
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -231,21 +217,13 @@ fn post_tool_batch(args: PostToolBatchArgs) -> Result<()> {
     if let Some(output) = toolmend::offline::hook::hook_output(&findings) {
         println!("{output}");
     }
+    if findings.is_empty() || (args.report.is_none() && args.report_file.is_none()) {
+        return Ok(());
+    }
+    let mut reporter = Reporter::new(args.report.as_deref(), args.report_file.as_deref())?;
     for finding in &findings {
-        let event = finding.event();
-        if let Some(path) = &args.report_file {
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-            writeln!(file, "{event}")?;
-        }
-        if let Some(url) = &args.report {
-            toolmend::init_tls();
-            let url = format!("{}/events", url.trim_end_matches('/'));
-            runtime()?
-                .block_on(async {
-                    reqwest::Client::new().post(&url).json(&event).send().await?.error_for_status()?;
-                    Ok::<_, reqwest::Error>(())
-                })
-                .with_context(|| format!("reporting to {url}"))?;
+        if let Err(error) = reporter.report(&finding.event()) {
+            eprintln!("toolmend hook: {:#}", anyhow::Error::new(error));
         }
     }
     Ok(())
@@ -255,53 +233,68 @@ fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     if let Some(schema_path) = &args.schema {
         return repair_one(schema_path, args.stop_reason);
     }
+    if args.stop_reason.is_some() {
+        anyhow::bail!("--stop-reason needs --schema (records carry their own stop_reason)");
+    }
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut diagnostics = io::stderr();
     let mut total = Summary::default();
-    let mut unreadable = 0;
+    let mut skipped_files = 0;
     let files = if args.files.is_empty() { vec!["-".into()] } else { args.files };
     for file in &files {
         let summary = if file.as_os_str() == "-" {
             repairer.run(io::stdin().lock(), "<stdin>", &mut out, &mut diagnostics)
+        } else if file.is_dir() {
+            eprintln!("toolmend: {}: is a directory: skipped", file.display());
+            skipped_files += 1;
+            continue;
         } else {
             match std::fs::File::open(file) {
                 Ok(handle) => {
                     repairer.run(BufReader::new(handle), &file.display().to_string(), &mut out, &mut diagnostics)
                 }
                 Err(error) => {
-                    eprintln!("toolmend: {}: {error}", file.display());
-                    unreadable += 1;
+                    eprintln!("toolmend: {}: {error}: skipped", file.display());
+                    skipped_files += 1;
                     continue;
                 }
             }
         };
-        total.add(&summary.with_context(|| format!("reading {}", file.display()))?);
+        total.add(&summary.context("writing the results")?);
     }
     out.flush()?;
     eprintln!(
-        "toolmend: {} repaired, {} refused, {} valid, {} bad lines",
-        total.repaired, total.refused, total.valid, total.bad_lines
+        "toolmend: {} repaired, {} refused, {} valid, {} bad lines, {} files skipped",
+        total.repaired, total.refused, total.valid, total.bad_lines, skipped_files
     );
-    Ok(if unreadable > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if skipped_files > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
-/// `toolmend repair --schema FILE < raw`: the repaired JSON on stdout, or the reason.
+/// `toolmend repair --schema FILE < raw`: the JSON on stdout (exit 0) if it is valid or was
+/// repaired and fits the schema; otherwise the reason on stderr (exit 1).
 fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCode> {
     let schema = ToolSchema::compile(&read_json(schema_path)?).with_context(|| schema_path.display().to_string())?;
     let mut raw = String::new();
     io::stdin().read_to_string(&mut raw).context("reading the raw input from stdin")?;
     let options = RepairOptions { stop_reason, ..RepairOptions::default() };
     let outcome = repair(&raw, Some(&schema), &options);
-    match (outcome.status, outcome.input) {
-        (Status::Valid | Status::Repaired, Some(input)) => {
-            println!("{input}");
-            Ok(ExitCode::SUCCESS)
-        }
-        _ => {
+    match (outcome.status, &outcome.input) {
+        (Status::Valid | Status::Repaired, Some(input)) => match schema.first_violation(input) {
+            None => {
+                println!("{input}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Some((pointer, message)) => {
+                let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
+                eprintln!("toolmend: invalid: valid JSON that breaks the schema: {at}: {message}");
+                Ok(ExitCode::from(1))
+            }
+        },
+        (status, _) => {
             let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
-            eprintln!("toolmend: refused: {reason}");
+            eprintln!("toolmend: {}: {reason}", status.as_str());
             Ok(ExitCode::from(1))
         }
     }

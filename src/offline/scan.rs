@@ -46,6 +46,13 @@ pub struct ScanReport {
 }
 
 impl ScanReport {
+    /// Adds problems found outside the files (the folder walk), keeping the order by file.
+    pub fn with_problems(mut self, problems: Vec<Problem>) -> Self {
+        self.problems.extend(problems);
+        self.problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        self
+    }
+
     fn merge(&mut self, other: ScanReport) {
         self.files += other.files;
         self.problems.extend(other.problems);
@@ -63,21 +70,58 @@ impl ScanReport {
     }
 }
 
-/// Every `.jsonl` file under `dir`, sorted.
-pub fn transcript_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(folder) = pending.pop() {
-        for entry in std::fs::read_dir(&folder)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                pending.push(path);
+/// The transcripts found under a folder, and what could not be looked into.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct TranscriptFiles {
+    pub files: Vec<PathBuf>,
+    pub problems: Vec<Problem>,
+}
+
+/// Every `.jsonl` file under `dir`, sorted. Symbolic links inside `dir` are not followed (a
+/// loop would count files again and again, or never end); an unreadable subfolder is a
+/// problem and the walk goes on. Only an unreadable `dir` itself is an error.
+pub fn transcript_files(dir: &Path) -> std::io::Result<TranscriptFiles> {
+    let mut found = TranscriptFiles::default();
+    let mut pending = vec![(dir.to_path_buf(), std::fs::read_dir(dir)?)];
+    while let Some((folder, entries)) = pending.pop() {
+        let problem = |message: String| Problem { file: folder.display().to_string(), line: None, message };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    found.problems.push(problem(format!("unreadable: {error}")));
+                    break;
+                }
+            };
+            let path = entry.path();
+            let kind = match entry.file_type() {
+                Ok(kind) => kind,
+                Err(error) => {
+                    found.problems.push(Problem { file: path.display().to_string(), line: None, message: format!("unreadable: {error}") });
+                    continue;
+                }
+            };
+            if kind.is_symlink() {
+                found.problems.push(Problem {
+                    file: path.display().to_string(),
+                    line: None,
+                    message: "symbolic link: not followed".into(),
+                });
+            } else if kind.is_dir() {
+                match std::fs::read_dir(&path) {
+                    Ok(entries) => pending.push((path, entries)),
+                    Err(error) => found.problems.push(Problem {
+                        file: path.display().to_string(),
+                        line: None,
+                        message: format!("unreadable folder: {error}: skipped"),
+                    }),
+                }
             } else if path.extension().is_some_and(|e| e == "jsonl") {
-                found.push(path);
+                found.files.push(path);
             }
         }
     }
-    found.sort();
+    found.files.sort();
     Ok(found)
 }
 

@@ -30,8 +30,10 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
             )
         }
     };
-    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let url = format!("{}{}", app.config.upstream.trim_end_matches('/'), path_and_query);
+    let url = match super::path::upstream_url(&app.config.upstream, &parts.uri) {
+        Ok(url) => url,
+        Err(refused) => return refused.into_response(),
+    };
     let is_messages = parts.method == Method::POST && parts.uri.path().ends_with("/v1/messages");
     let request_tools = if is_messages { serde_json::from_slice::<Value>(&body).ok() } else { None };
     let headers = upstream_request_headers(&parts.headers);

@@ -2,106 +2,43 @@
 //! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
 //! front of the catch-all forward.
 
+mod app;
+mod capture;
 mod config;
+mod connections;
 mod forward;
 mod headers;
 pub mod hooks;
+mod host;
 mod local;
-mod observe;
+mod path;
 mod relay;
+pub mod settings;
 pub mod strict;
 
+pub use app::App;
+pub use capture::Capture;
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
-pub use observe::Capture;
 
-use crate::schema::SchemaCache;
-use crate::telemetry::{EventLog, Metrics};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::Router;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProxyError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("binding {addr}: {source}")]
+    #[error("binding {addr}")]
     Bind { addr: SocketAddr, source: std::io::Error },
-    #[error("opening the capture file {path}: {source}")]
-    Capture { path: String, source: std::io::Error },
-    #[error("building the HTTP client: {0}")]
-    Client(#[from] reqwest::Error),
-}
-
-/// Shared state of one running sidecar.
-pub struct App {
-    pub config: Config,
-    pub client: reqwest::Client,
-    pub metrics: Arc<Metrics>,
-    pub events: EventLog,
-    pub schemas: SchemaCache,
-    pub capture: Option<Capture>,
-    pub tracker: TaskTracker,
-    hooks: hooks::Hooks,
-    request_counter: AtomicU64,
-    /// Strict tool sets the API rejected: never injected again in this process.
-    rejected_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
-    /// Strict tool sets already reported as events.
-    reported_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
-}
-
-impl App {
-    pub fn new(config: Config) -> Result<Self, ProxyError> {
-        config.check()?;
-        crate::init_tls();
-        let client = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(30))
-            .pool_idle_timeout(std::time::Duration::from_secs(60))
-            .build()?;
-        let capture = match &config.capture {
-            Some(path) => Some(
-                Capture::open(path)
-                    .map_err(|source| ProxyError::Capture { path: path.display().to_string(), source })?,
-            ),
-            None => None,
-        };
-        Ok(Self {
-            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
-            events: EventLog::new(config.events_capacity),
-            schemas: SchemaCache::new(4096),
-            capture,
-            client,
-            tracker: TaskTracker::new(),
-            hooks: hooks::Hooks::new(config.hooks.clone()),
-            request_counter: AtomicU64::new(0),
-            rejected_strict_sets: Default::default(),
-            reported_strict_sets: Default::default(),
-            config,
-        })
-    }
-
-    pub(crate) fn strict_set_rejected(&self, key: u64) -> bool {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
-    }
-
-    pub(crate) fn reject_strict_set(&self, key: u64) {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
-    }
-
-    /// True the first time a strict tool set is seen (its events are reported once).
-    pub(crate) fn first_sight_of_strict_set(&self, key: u64) -> bool {
-        self.reported_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
-    }
-
-    pub(crate) fn next_request_id(&self) -> String {
-        format!("toolmend-{}", self.request_counter.fetch_add(1, Ordering::Relaxed) + 1)
-    }
+    #[error("opening the capture file {}", path.display())]
+    Capture { path: PathBuf, source: std::io::Error },
+    #[error("building the HTTP client")]
+    Client(#[source] reqwest::Error),
 }
 
 pub fn router(app: Arc<App>) -> Router {
@@ -110,6 +47,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/metrics", get(local::metrics))
         .route("/events", get(local::events).post(local::report_event))
         .fallback(forward::forward)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), host::check))
         .with_state(app)
 }
 
@@ -139,14 +77,10 @@ impl Server {
     pub async fn run(self, shutdown: CancellationToken) -> std::io::Result<()> {
         let drain = self.app.config.drain;
         let tracker = self.app.tracker.clone();
-        let stop = shutdown.clone();
-        // Streamed frames must leave at once, not wait for the peer's delayed ACK.
-        let listener = self.listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let serve = axum::serve(listener, router(self.app)).with_graceful_shutdown(stop.cancelled_owned());
+        let header_read_timeout = self.app.config.header_read_timeout;
+        let serve = connections::serve(self.listener, router(self.app), header_read_timeout, shutdown.clone());
         tokio::select! {
-            result = serve => result?,
+            () = serve => {}
             _ = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
                 tracing::warn!("drain time over; closing open streams");
             }

@@ -3,5 +3,5 @@
 mod events;
 mod metrics;
 
-pub use events::{Event, EventLog};
+pub use events::{Event, EventLog, Recorded, EVENT_KINDS};
 pub use metrics::Metrics;

@@ -1,0 +1,142 @@
+//! The state of one running sidecar, and everything it does with a decision: metrics, events,
+//! hook commands, the capture file and a log line.
+
+use super::capture::Capture;
+use super::config::Config;
+use super::host::AllowedHosts;
+use super::{hooks, ProxyError};
+use crate::repair::Status;
+use crate::schema::SchemaCache;
+use crate::stream::Decision;
+use crate::telemetry::{Event, EventLog, Metrics};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio_util::task::TaskTracker;
+
+/// Shared state of one running sidecar.
+pub struct App {
+    pub config: Config,
+    pub client: reqwest::Client,
+    pub metrics: Arc<Metrics>,
+    pub events: EventLog,
+    pub schemas: SchemaCache,
+    pub capture: Option<Capture>,
+    pub tracker: TaskTracker,
+    pub(crate) hosts: AllowedHosts,
+    hooks: hooks::Hooks,
+    request_counter: AtomicU64,
+    /// Strict tool sets the API rejected: never injected again in this process.
+    rejected_strict_sets: Mutex<HashSet<u64>>,
+    /// Strict tool sets already reported as events.
+    reported_strict_sets: Mutex<HashSet<u64>>,
+}
+
+impl App {
+    pub fn new(config: Config) -> Result<Self, ProxyError> {
+        config.check()?;
+        crate::init_tls();
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
+            .pool_idle_timeout(std::time::Duration::from_secs(60))
+            .build()
+            .map_err(ProxyError::Client)?;
+        let capture = match &config.capture {
+            Some(path) => Some(Capture::open(path).map_err(|source| ProxyError::Capture { path: path.clone(), source })?),
+            None => None,
+        };
+        Ok(Self {
+            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
+            events: EventLog::new(config.events_capacity, config.events_max_bytes),
+            schemas: SchemaCache::new(4096),
+            capture,
+            client,
+            tracker: TaskTracker::new(),
+            hosts: AllowedHosts::new(&config),
+            hooks: hooks::Hooks::new(config.hooks.clone()),
+            request_counter: AtomicU64::new(0),
+            rejected_strict_sets: Default::default(),
+            reported_strict_sets: Default::default(),
+            config,
+        })
+    }
+
+    pub(crate) fn strict_set_rejected(&self, key: u64) -> bool {
+        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
+    }
+
+    pub(crate) fn reject_strict_set(&self, key: u64) {
+        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    }
+
+    /// True the first time a strict tool set is seen (its events are reported once).
+    pub(crate) fn first_sight_of_strict_set(&self, key: u64) -> bool {
+        self.reported_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
+    }
+
+    pub(crate) fn next_request_id(&self) -> String {
+        format!("toolmend-{}", self.request_counter.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Records an event and runs the hooks that want it.
+    pub(crate) fn record_event(&self, kind: &str, fields: Value) -> Event {
+        let recorded = self.events.push(kind, fields);
+        if !recorded.kept {
+            self.metrics.count_event_dropped("over_events_max_bytes");
+            tracing::warn!(kind, "event larger than events_max_bytes: not kept for /events");
+        }
+        self.hooks.run_for(&recorded.event, &self.metrics, &self.tracker);
+        recorded.event
+    }
+
+    pub(crate) fn observe(&self, decision: &Decision, request_id: &str, schema: Option<&Value>) {
+        let outcome = &decision.outcome;
+        let status = outcome.status.as_str();
+        self.metrics.count_tool_call(&decision.tool, status);
+        for edit in &outcome.edits {
+            self.metrics.count_edit(edit.kind.name());
+        }
+        if outcome.status == Status::Valid {
+            return;
+        }
+        let reason = outcome.reason.as_ref();
+        match outcome.status {
+            Status::Repaired => {
+                tracing::info!(tool = %decision.tool, tool_use_id = %decision.tool_use_id, edits = outcome.edits.len(), "repaired tool input")
+            }
+            _ => {
+                tracing::info!(tool = %decision.tool, tool_use_id = %decision.tool_use_id, reason = %reason.map(|r| r.to_string()).unwrap_or_default(), "refused to repair tool input")
+            }
+        }
+        if let Some(capture) = &self.capture {
+            capture.write(&json!({
+                "id": decision.tool_use_id,
+                "tool": decision.tool,
+                "schema": schema,
+                "raw": decision.raw,
+                "stop_reason": decision.stop_reason,
+                "request_id": request_id,
+                "status": status,
+                "input": outcome.input,
+                "edits": outcome.edits,
+                "reason": reason,
+            }));
+        }
+        let redact = self.config.redact_inputs;
+        self.record_event(
+            status,
+            json!({
+                "tool": decision.tool,
+                "tool_use_id": decision.tool_use_id,
+                "request_id": request_id,
+                "outcome": status,
+                "stop_reason": decision.stop_reason,
+                "edits": outcome.edits,
+                "reason": reason,
+                "raw": if redact { Value::Null } else { json!(decision.raw) },
+                "input": if redact { None } else { outcome.input.clone() },
+            }),
+        );
+    }
+}
