@@ -155,7 +155,8 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
             }
         }
     };
-    let report = toolmend::offline::scan::scan(&found.files, &repairer, threads, &progress).with_problems(found.problems);
+    let report =
+        toolmend::offline::scan::scan(&found.files, &repairer, threads, &progress).with_problems(found.problems);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -53,10 +53,8 @@ impl Reporter {
                     .timeout(REPORT_TIMEOUT)
                     .build()
                     .map_err(ReportError::Client)?;
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(ReportError::Runtime)?;
+                let runtime =
+                    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ReportError::Runtime)?;
                 Some(Sidecar { url: format!("{}/events", base.trim_end_matches('/')), client, runtime })
             }
             None => None,
@@ -74,10 +72,10 @@ impl Reporter {
                 sidecar.client.post(&sidecar.url).json(event).send().await?.error_for_status()?;
                 Ok(())
             };
-            sidecar
-                .runtime
-                .block_on(post)
-                .map_err(|source: reqwest::Error| ReportError::Post { url: sidecar.url.clone(), source: source.without_url() })?;
+            sidecar.runtime.block_on(post).map_err(|source: reqwest::Error| ReportError::Post {
+                url: sidecar.url.clone(),
+                source: source.without_url(),
+            })?;
         }
         Ok(())
     }

@@ -97,7 +97,11 @@ pub fn transcript_files(dir: &Path) -> std::io::Result<TranscriptFiles> {
             let kind = match entry.file_type() {
                 Ok(kind) => kind,
                 Err(error) => {
-                    found.problems.push(Problem { file: path.display().to_string(), line: None, message: format!("unreadable: {error}") });
+                    found.problems.push(Problem {
+                        file: path.display().to_string(),
+                        line: None,
+                        message: format!("unreadable: {error}"),
+                    });
                     continue;
                 }
             };

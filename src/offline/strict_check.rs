@@ -69,7 +69,10 @@ mod tests {
         let value = serde_json::to_value(&report).unwrap();
         assert_eq!(value[0]["compatible"], true);
         assert_eq!(value[0]["optional_params"], 1);
-        assert_eq!(value[1], json!({"tool": "bad", "compatible": false, "reason": "unsupported keyword 'not'", "pointer": "/properties/a/not"}));
+        assert_eq!(
+            value[1],
+            json!({"tool": "bad", "compatible": false, "reason": "unsupported keyword 'not'", "pointer": "/properties/a/not"})
+        );
         let text = render_text(&report);
         assert!(text.contains("ok: compatible (1 optional, 0 union-typed parameters)"), "{text}");
         assert!(text.contains("bad: incompatible: unsupported keyword 'not' at '/properties/a/not'"), "{text}");

@@ -43,7 +43,9 @@ impl App {
             .build()
             .map_err(ProxyError::Client)?;
         let capture = match &config.capture {
-            Some(path) => Some(Capture::open(path).map_err(|source| ProxyError::Capture { path: path.clone(), source })?),
+            Some(path) => {
+                Some(Capture::open(path).map_err(|source| ProxyError::Capture { path: path.clone(), source })?)
+            }
             None => None,
         };
         Ok(Self {

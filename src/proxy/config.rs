@@ -198,7 +198,8 @@ mod tests {
             toml::from_str("[[hooks]]\non = [\"repaired\", \"repiared\"]\ncommand = \"true\"\n").unwrap();
         let error = Config::from_file(file).check().unwrap_err().to_string();
         assert!(error.starts_with("hooks[0].on: unknown event kind 'repiared'"), "{error}");
-        let file: FileConfig = toml::from_str("[[hooks]]\non = [\"refused\", \"strict_rejected\"]\ncommand = \"true\"\n").unwrap();
+        let file: FileConfig =
+            toml::from_str("[[hooks]]\non = [\"refused\", \"strict_rejected\"]\ncommand = \"true\"\n").unwrap();
         assert!(Config::from_file(file).check().is_ok());
     }
 

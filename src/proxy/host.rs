@@ -75,13 +75,13 @@ mod tests {
 
     #[test]
     fn loopback_names_and_the_listen_address_with_any_port() {
-        let config =
-            Config { listen: "192.168.1.5:8787".parse().unwrap(), allow_remote: true, ..Config::default() };
+        let config = Config { listen: "192.168.1.5:8787".parse().unwrap(), allow_remote: true, ..Config::default() };
         let hosts = AllowedHosts::new(&config);
         for host in ["localhost", "LOCALHOST:1", "127.0.0.1:8787", "[::1]", "[::1]:9", "192.168.1.5:8787"] {
             assert!(hosts.allows(host), "{host}");
         }
-        for host in ["attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io:8787", "[::2]:1", "", "10.0.0.1"]
+        for host in
+            ["attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io:8787", "[::2]:1", "", "10.0.0.1"]
         {
             assert!(!hosts.allows(host), "{host}");
         }

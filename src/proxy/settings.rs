@@ -80,8 +80,10 @@ mod tests {
     #[test]
     fn flags_over_variables_over_the_file() {
         let file = || -> FileConfig {
-            toml::from_str("listen = \"127.0.0.1:1001\"\nupstream = \"http://file\"\nallow_remote = true\nredact_inputs = true\n")
-                .unwrap()
+            toml::from_str(
+                "listen = \"127.0.0.1:1001\"\nupstream = \"http://file\"\nallow_remote = true\nredact_inputs = true\n",
+            )
+            .unwrap()
         };
         let flags = |listen: Option<&str>, allow_remote: bool| Flags {
             listen: listen.map(|l| l.parse().unwrap()),
@@ -93,10 +95,24 @@ mod tests {
         let cases: Vec<Case> = vec![
             (&[], flags(None, false), "127.0.0.1:1001", "http://file", true, true),
             (&[("TOOLMEND_LISTEN", "127.0.0.1:1002")], flags(None, false), "127.0.0.1:1002", "http://file", true, true),
-            (&[("TOOLMEND_LISTEN", "127.0.0.1:1002")], flags(Some("127.0.0.1:1003"), false), "127.0.0.1:1003", "http://file", true, true),
+            (
+                &[("TOOLMEND_LISTEN", "127.0.0.1:1002")],
+                flags(Some("127.0.0.1:1003"), false),
+                "127.0.0.1:1003",
+                "http://file",
+                true,
+                true,
+            ),
             (&[("TOOLMEND_UPSTREAM", "http://env")], flags(None, false), "127.0.0.1:1001", "http://env", true, true),
             (&[("TOOLMEND_ALLOW_REMOTE", "false")], flags(None, false), "127.0.0.1:1001", "http://file", false, true),
-            (&[("TOOLMEND_ALLOW_REMOTE", "0"), ("TOOLMEND_REDACT_INPUTS", "off")], flags(None, false), "127.0.0.1:1001", "http://file", false, false),
+            (
+                &[("TOOLMEND_ALLOW_REMOTE", "0"), ("TOOLMEND_REDACT_INPUTS", "off")],
+                flags(None, false),
+                "127.0.0.1:1001",
+                "http://file",
+                false,
+                false,
+            ),
             (&[("TOOLMEND_ALLOW_REMOTE", "no")], flags(None, true), "127.0.0.1:1001", "http://file", true, true),
             (&[("TOOLMEND_REDACT_INPUTS", "No")], flags(None, false), "127.0.0.1:1001", "http://file", true, false),
         ];
@@ -116,9 +132,16 @@ mod tests {
 
     #[test]
     fn booleans_take_every_usual_spelling_and_bad_values_name_the_variable() {
-        for (text, expected) in
-            [("true", true), ("1", true), ("YES", true), ("on", true), ("false", false), ("0", false), ("no", false), ("Off", false)]
-        {
+        for (text, expected) in [
+            ("true", true),
+            ("1", true),
+            ("YES", true),
+            ("on", true),
+            ("false", false),
+            ("0", false),
+            ("no", false),
+            ("Off", false),
+        ] {
             assert_eq!(parse_bool("K", text).unwrap(), expected, "{text}");
         }
         let error = layer(FileConfig::default(), Flags::default(), env_of(&[("TOOLMEND_ALLOW_REMOTE", "maybe")]));
@@ -131,7 +154,8 @@ mod tests {
     fn the_file_comes_from_the_flag_or_the_variable() {
         let path = std::env::temp_dir().join(format!("toolmend-settings-{}.toml", std::process::id()));
         std::fs::write(&path, "upstream = \"http://from-file\"\n").unwrap();
-        let by_variable = resolve(Flags::default(), |key| (key == "TOOLMEND_CONFIG").then(|| path.display().to_string()));
+        let by_variable =
+            resolve(Flags::default(), |key| (key == "TOOLMEND_CONFIG").then(|| path.display().to_string()));
         let by_flag = resolve(Flags { config: Some(path.clone()), ..Flags::default() }, |_| None);
         let _ = std::fs::remove_file(&path);
         assert_eq!(by_variable.unwrap().upstream, "http://from-file");
