@@ -41,7 +41,7 @@ impl Hooks {
 
     /// Starts, in the background, every hook that wants `event`'s kind.
     pub(crate) fn run_for(&self, event: &Event, metrics: &Arc<Metrics>, tracker: &TaskTracker) {
-        for hook in self.hooks.iter().filter(|h| h.on.iter().any(|k| *k == event.kind)) {
+        for hook in self.hooks.iter().filter(|h| h.on.contains(&event.kind)) {
             let Ok(slot) = self.slots.clone().try_acquire_owned() else {
                 metrics.count_hook("dropped");
                 tracing::warn!(command = %hook.command, "hook dropped: too many running");
