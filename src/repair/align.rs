@@ -167,13 +167,17 @@ impl<'s> Aligner<'s> {
     ) -> Aligned {
         let mut note = |kind| edits.push(Edit::new(kind, span.clone(), pointer));
         let value = match (self.shapes.get(id), text) {
-            (Shape::Boolean | Shape::Any, "True" | "False") => {
+            // Python's and JavaScript's literals mean what they say, never the word as text:
+            // where the schema wants a string, the reading fails and the call is refused.
+            (_, "True" | "False" | "None" | "undefined") => {
                 note(EditKind::ForeignLiteral);
-                Value::Bool(text == "True")
-            }
-            (Shape::Null | Shape::Any, "None" | "undefined") => {
-                note(EditKind::ForeignLiteral);
-                Value::Null
+                let literal = match text {
+                    "True" => Value::Bool(true),
+                    "False" => Value::Bool(false),
+                    _ => Value::Null,
+                };
+                let node = Node { span: span.clone(), kind: NodeKind::Null };
+                return Ok(self.wrap_if_listed(literal, &node, id, pointer, edits));
             }
             (Shape::Any, _) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                 let Ok(number) = text.parse::<serde_json::Number>() else {
