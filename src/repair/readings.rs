@@ -36,7 +36,7 @@ impl<'a> Readings<'a> {
             self.fail(Refusal::new(RefusalCode::SchemaMismatch, format!("{at}: {message}"), position));
             return Ok(());
         }
-        if let Some(other) = self.fitting.iter().find(|r| r.value != reading.value) {
+        if let Some(other) = self.fitting.iter().find(|r| !same_value(&r.value, &reading.value)) {
             let at = first_difference(&other.value, &reading.value);
             return Err(Refusal::new(
                 RefusalCode::Ambiguous,
@@ -71,6 +71,19 @@ pub fn violation(value: &Value, schema: Option<&ToolSchema>) -> Option<(String, 
     match schema {
         Some(schema) => schema.first_violation(value),
         None => (!value.is_object()).then(|| (String::new(), "tool input must be an object".to_string())),
+    }
+}
+
+/// Equal values, numbers compared by what they denote: JSON5's `0.10` is the lenient `0.10`
+/// even where one kept the text and the other went through a float.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || (x.as_f64().is_some() && x.as_f64() == y.as_f64()),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(l, r)| same_value(l, r)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, l)| y.get(k).is_some_and(|r| same_value(l, r)))
+        }
+        _ => a == b,
     }
 }
 

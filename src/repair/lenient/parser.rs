@@ -522,7 +522,7 @@ impl<'s> Parser<'s> {
         let rest = &self.src[pos..];
         if let Some(len) = lexeme::number_len(rest) {
             if self.value_ends_at(pos + len) {
-                if let Ok(number) = rest[..len].parse::<serde_json::Number>() {
+                if let Some(number) = lexeme::json_number(&rest[..len]) {
                     self.hit(Production::Number);
                     return Ok((Node { span: pos..pos + len, kind: NodeKind::Number(number) }, pos + len));
                 }
