@@ -82,51 +82,43 @@ pub struct TranscriptFiles {
 /// problem and the walk goes on. Only an unreadable `dir` itself is an error.
 pub fn transcript_files(dir: &Path) -> std::io::Result<TranscriptFiles> {
     let mut found = TranscriptFiles::default();
-    let mut pending = vec![(dir.to_path_buf(), std::fs::read_dir(dir)?)];
-    while let Some((folder, entries)) = pending.pop() {
-        let problem = |message: String| Problem { file: folder.display().to_string(), line: None, message };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(error) => {
-                    found.problems.push(problem(format!("unreadable: {error}")));
-                    break;
-                }
-            };
-            let path = entry.path();
-            let kind = match entry.file_type() {
-                Ok(kind) => kind,
-                Err(error) => {
-                    found.problems.push(Problem {
-                        file: path.display().to_string(),
-                        line: None,
-                        message: format!("unreadable: {error}"),
-                    });
-                    continue;
-                }
-            };
-            if kind.is_symlink() {
-                found.problems.push(Problem {
-                    file: path.display().to_string(),
-                    line: None,
-                    message: "symbolic link: not followed".into(),
-                });
-            } else if kind.is_dir() {
-                match std::fs::read_dir(&path) {
-                    Ok(entries) => pending.push((path, entries)),
-                    Err(error) => found.problems.push(Problem {
-                        file: path.display().to_string(),
-                        line: None,
-                        message: format!("unreadable folder: {error}: skipped"),
-                    }),
-                }
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                found.files.push(path);
-            }
+    let mut pending = Vec::new();
+    list_folder(dir, std::fs::read_dir(dir)?, &mut found, &mut pending);
+    while let Some(folder) = pending.pop() {
+        match std::fs::read_dir(&folder) {
+            Ok(entries) => list_folder(&folder, entries, &mut found, &mut pending),
+            Err(error) => found.problems.push(path_problem(&folder, format!("unreadable folder: {error}: skipped"))),
         }
     }
     found.files.sort();
     Ok(found)
+}
+
+/// One folder's entries: transcripts into `found`, subfolders onto `pending`.
+fn list_folder(folder: &Path, entries: std::fs::ReadDir, found: &mut TranscriptFiles, pending: &mut Vec<PathBuf>) {
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                found.problems.push(path_problem(folder, format!("listing failed: {error}")));
+                return;
+            }
+        };
+        let path = entry.path();
+        match entry.file_type() {
+            Err(error) => found.problems.push(path_problem(&path, format!("unreadable: {error}"))),
+            Ok(kind) if kind.is_symlink() => {
+                found.problems.push(path_problem(&path, "symbolic link: not followed".into()))
+            }
+            Ok(kind) if kind.is_dir() => pending.push(path),
+            Ok(_) if path.extension().is_some_and(|e| e == "jsonl") => found.files.push(path),
+            Ok(_) => {}
+        }
+    }
+}
+
+fn path_problem(path: &Path, message: String) -> Problem {
+    Problem { file: path.display().to_string(), line: None, message }
 }
 
 /// Scans `files` on `threads` threads; `progress(done, total)` is called after each file.
