@@ -28,7 +28,9 @@ async fn raw_request(url: &str, request: &str) -> String {
     let mut stream = tokio::net::TcpStream::connect(url.trim_start_matches("http://")).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer).await;
+    // A guard only, so that a connection the sidecar keeps open fails the test instead of hanging.
+    let read = tokio::time::timeout(Duration::from_secs(60), stream.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "the sidecar did not close the connection: {}", text(&answer));
     text(&answer)
 }
 
@@ -145,6 +147,35 @@ async fn a_partial_request_is_dropped_after_the_header_read_timeout() {
     let answer = answer.expect("the sidecar closes the connection (not our read guard)");
     assert!(!text(&answer).contains("200 OK"), "{}", text(&answer));
     assert!(sidecar.upstream.requests().is_empty());
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_header_read_timeout() {
+    let sidecar = Sidecar::start_with(
+        |_| Reply::json(200, &json!({})),
+        |config| config.header_read_timeout = Duration::from_secs(1),
+    )
+    .await;
+    // No `Connection: close`: after its answer the connection idles until the sidecar ends it
+    // (the read below returns then; without the timeout it would wait forever).
+    let answer = raw_request(&sidecar.url, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_response_longer_than_the_header_read_timeout_still_completes() {
+    let stream = toolmend::demo::SEED_STREAM;
+    let sidecar = Sidecar::start_with(
+        move |_| Reply::sse(stream, stream.len() / 4 + 1).with_delay(Duration::from_millis(600)),
+        |config| config.header_read_timeout = Duration::from_secs(1),
+    )
+    .await;
+    let body =
+        json!({"model": "m", "max_tokens": 10, "stream": true, "tools": toolmend::demo::seed_tools(), "messages": []});
+    let response =
+        reqwest::Client::new().post(format!("{}/v1/messages", sidecar.url)).json(&body).send().await.unwrap();
+    let text = response.text().await.expect("the stream is not cut by the header timeout");
+    assert!(text.contains("message_stop"), "{text}");
 }
 
 /// `toolmend serve` with `args` and `env`, stopped as soon as it listens (or exits): its
