@@ -172,18 +172,7 @@ fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
     let (fixed, summary) = toolmend::offline::fix::fix_transcript(&text, &repairer);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        // The copy is never readable by more users than the transcript (the umask may narrow it).
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        let mode = std::fs::metadata(&args.input).map_or(0o600, |m| m.permissions().mode() & 0o777);
-        options.mode(mode);
-    }
-    options
-        .open(&args.output)
-        .and_then(|mut file| file.write_all(fixed.as_bytes()))
+    toolmend::offline::fix::write_copy(&args.output, &args.input, &fixed)
         .with_context(|| format!("writing {}", args.output.display()))?;
     eprintln!(
         "toolmend: {} calls repaired, {} left as they were, {} lines changed; wrote {}",
