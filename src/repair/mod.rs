@@ -3,6 +3,7 @@
 //! everything doubtful is refused so the original bytes go through unchanged.
 
 mod align;
+mod coerce;
 pub mod edit;
 pub mod lenient;
 mod lexeme;
@@ -68,7 +69,10 @@ pub fn is_valid_for_cli(raw: &str) -> bool {
 /// Repairs one tool input against its schema (or, without one, in generic mode).
 pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -> Outcome {
     if let Some(value) = parse_as_cli(raw) {
-        return Outcome::valid(value);
+        return match schema {
+            Some(schema) => coerce::coerce(raw, value, schema, options),
+            None => Outcome::valid(value),
+        };
     }
     match repair_invalid(raw, schema, options) {
         Ok((value, edits)) => Outcome::repaired(value, edits),

@@ -206,7 +206,7 @@ impl<'s> Parser<'s> {
                     Some(opened) => self.opened = opened,
                     None => {
                         return Err(SyntaxError::new(
-                            RefusalCode::Ambiguous,
+                            RefusalCode::Syntax,
                             "text before the object is not a recognized wrapper: it may belong to the call",
                             pos,
                         ))
@@ -245,7 +245,7 @@ impl<'s> Parser<'s> {
                     let rest = &self.src[pos..];
                     if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
                         return Err(SyntaxError::new(
-                            RefusalCode::Ambiguous,
+                            RefusalCode::Syntax,
                             "text after the object is not a recognized wrapper: it may belong to the call",
                             pos,
                         ));
