@@ -1,0 +1,123 @@
+//! The `tools` entries of one Messages API request, each parsed, and a rewrite that replaces
+//! some of them: only the replaced entries' bytes change, everything else stays as the client
+//! sent it. Strict injection and examples injection both plan their changes as a [`Rewrite`].
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+#[derive(Deserialize)]
+struct ToolsOnly<'a> {
+    #[serde(borrow)]
+    tools: Option<Vec<&'a RawValue>>,
+}
+
+/// A request's tool entries: where each sits in the body, and its current value (the client's,
+/// or a replacement applied by an earlier rewrite).
+pub struct RequestTools<'a> {
+    body: &'a str,
+    raw: Vec<&'a RawValue>,
+    entries: Vec<Value>,
+    replaced: Vec<bool>,
+}
+
+impl<'a> RequestTools<'a> {
+    /// `None` for a body that is not JSON or has no `tools` array.
+    pub fn parse(body: &'a [u8]) -> Option<Self> {
+        let body = std::str::from_utf8(body).ok()?;
+        let raw = serde_json::from_str::<ToolsOnly>(body).ok()?.tools?;
+        let entries: Vec<Value> = raw.iter().map(|r| serde_json::from_str(r.get()).unwrap_or_default()).collect();
+        let replaced = vec![false; raw.len()];
+        Some(Self { body, raw, entries, replaced })
+    }
+
+    pub fn entries(&self) -> &[Value] {
+        &self.entries
+    }
+
+    pub fn apply(&mut self, rewrite: &Rewrite) {
+        for (index, entry) in &rewrite.replacements {
+            self.entries[*index] = entry.clone();
+            self.replaced[*index] = true;
+        }
+    }
+
+    pub fn is_rewritten(&self) -> bool {
+        self.replaced.contains(&true)
+    }
+
+    /// The body with each replaced entry spliced over its own bytes.
+    pub fn body(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.body.len() + 256);
+        let mut cursor = 0;
+        for (index, raw) in self.raw.iter().enumerate().filter(|(i, _)| self.replaced[*i]) {
+            let start = raw.get().as_ptr() as usize - self.body.as_ptr() as usize;
+            out.extend_from_slice(&self.body.as_bytes()[cursor..start]);
+            out.extend_from_slice(self.entries[index].to_string().as_bytes());
+            cursor = start + raw.get().len();
+        }
+        out.extend_from_slice(&self.body.as_bytes()[cursor..]);
+        out
+    }
+}
+
+/// Replacement tool entries by index, and a key that identifies them (to remember a set the
+/// API rejected, and to report a set once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewrite {
+    pub replacements: Vec<(usize, Value)>,
+    pub key: u64,
+}
+
+impl Rewrite {
+    /// `feature` keeps the keys of different rewrites of the same entries apart.
+    pub fn new(feature: &str, replacements: Vec<(usize, Value)>) -> Self {
+        let mut hasher = DefaultHasher::new();
+        feature.hash(&mut hasher);
+        for (index, entry) in &replacements {
+            index.hash(&mut hasher);
+            entry.to_string().hash(&mut hasher);
+        }
+        Self { replacements, key: hasher.finish() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.replacements.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_replaced_entries_change_and_every_other_byte_stays() {
+        let body = br#"{"model":"m",  "tools":[ {"name":"a"} ,{"name" : "b"}], "x":"  y "}"#;
+        let mut tools = RequestTools::parse(body).unwrap();
+        assert!(!tools.is_rewritten());
+        assert_eq!(tools.body(), body);
+        tools.apply(&Rewrite::new("t", vec![(1, json!({"name": "b", "strict": true}))]));
+        assert!(tools.is_rewritten());
+        assert_eq!(tools.entries()[1]["strict"], true);
+        assert_eq!(
+            String::from_utf8(tools.body()).unwrap(),
+            r#"{"model":"m",  "tools":[ {"name":"a"} ,{"name":"b","strict":true}], "x":"  y "}"#
+        );
+    }
+
+    #[test]
+    fn keys_differ_by_feature_and_content() {
+        let one = |feature, name| Rewrite::new(feature, vec![(0, json!({"name": name}))]).key;
+        assert_eq!(one("strict", "a"), one("strict", "a"));
+        assert_ne!(one("strict", "a"), one("examples", "a"));
+        assert_ne!(one("strict", "a"), one("strict", "b"));
+    }
+
+    #[test]
+    fn bodies_without_a_tools_array_have_nothing_to_rewrite() {
+        assert!(RequestTools::parse(b"{\"model\":\"m\"}").is_none());
+        assert!(RequestTools::parse(b"not json").is_none());
+    }
+}
