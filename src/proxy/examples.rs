@@ -17,7 +17,7 @@ pub const DEFAULT_BETA: &str = "advanced-tool-use-2025-11-20";
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "Map<String, Value>")]
 pub struct ExamplesConfig {
-    /// Patterns and their examples, in file order.
+    /// Patterns and their examples, in name order (TOML tables keep no order).
     pub tools: Vec<(String, Vec<Value>)>,
     /// The extra `anthropic-beta` value sent with injected requests (`""`: none).
     pub beta: String,
@@ -125,6 +125,37 @@ fn read_file(path: &Path) -> Result<Vec<(String, Value)>, ExamplesError> {
     Ok(entries)
 }
 
+/// A `[examples]` block for the config file from `{tool, input}` entries (say, the repaired
+/// inputs of a capture file): each tool's distinct inputs, tools in the order first seen. An
+/// input TOML cannot hold (a `null`) is left out and returned with the reason.
+pub fn config_block(entries: &[(String, Value)]) -> (String, Vec<(String, String)>) {
+    let mut tools: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut left_out = Vec::new();
+    for (tool, input) in entries {
+        let inline = match toml::Value::try_from(input) {
+            Ok(value) => value.to_string(),
+            Err(error) => {
+                left_out.push((tool.clone(), format!("not representable in TOML: {error}")));
+                continue;
+            }
+        };
+        match tools.iter_mut().find(|(name, _)| name == tool) {
+            Some((_, inputs)) if inputs.contains(&inline) => {}
+            Some((_, inputs)) => inputs.push(inline),
+            None => tools.push((tool, vec![inline])),
+        }
+    }
+    let mut text = String::from("[examples]\n");
+    for (tool, inputs) in tools {
+        text.push_str(&format!("{} = [\n", toml::Value::String(tool.to_string())));
+        for input in inputs {
+            text.push_str(&format!("    {input},\n"));
+        }
+        text.push_str("]\n");
+    }
+    (text, left_out)
+}
+
 /// An example left out, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
@@ -224,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn the_config_table_holds_patterns_in_file_order_and_two_settings() {
+    fn the_config_table_holds_patterns_in_name_order_and_two_settings() {
         let parsed = config(
             r#"[examples]
             "mcp__search__*" = [{ jurisdiction = "se", terms = ["a"] }]
@@ -232,7 +263,7 @@ mod tests {
             examples_file = "x.jsonl"
             "a" = []"#,
         );
-        assert_eq!(parsed.tools, [("mcp__search__*".into(), vec![json!({"jurisdiction": "se", "terms": ["a"]})]), ("a".into(), vec![])]);
+        assert_eq!(parsed.tools, [("a".into(), vec![]), ("mcp__search__*".into(), vec![json!({"jurisdiction": "se", "terms": ["a"]})])]);
         assert_eq!((parsed.beta.as_str(), parsed.examples_file), ("", Some("x.jsonl".into())));
         assert_eq!(ExamplesConfig::default().beta, DEFAULT_BETA);
         let error = toml::from_str::<File>("[examples]\ntool = 5").unwrap_err().to_string();
@@ -255,9 +286,10 @@ mod tests {
         assert_eq!(plan.injected, [("mcp__search__search".to_string(), 1)]);
         let reasons: Vec<(Option<usize>, &str)> = plan.skipped.iter().map(|s| (s.example, s.reason.as_str())).collect();
         assert_eq!(reasons.len(), 2, "{reasons:?}");
-        assert_eq!(reasons[0].0, Some(1));
-        assert!(reasons[0].1.starts_with("does not fit the schema at '/terms'"), "{reasons:?}");
-        assert!(reasons[1].1.starts_with("does not fit the schema at '/jurisdiction'"), "{reasons:?}");
+        // `mcp__*` sorts before `mcp__search__search`; the repeated example counts once.
+        assert_eq!((reasons[0].0, reasons[1].0), (Some(1), Some(2)));
+        assert!(reasons[0].1.starts_with("does not fit the schema at '/jurisdiction'"), "{reasons:?}");
+        assert!(reasons[1].1.starts_with("does not fit the schema at '/terms'"), "{reasons:?}");
         tools.apply(&plan.rewrite);
         let out: Value = serde_json::from_slice(&tools.body()).unwrap();
         assert_eq!(out["tools"][1]["input_examples"], json!([{"jurisdiction": "se", "terms": ["slot machine", "payout"]}]));
@@ -303,6 +335,28 @@ mod tests {
         std::fs::write(&path, "{\"tool\": \"t\", \"input\": {}}\n").unwrap();
         assert_eq!(ExampleSet::load(&config).unwrap().for_tool("t"), [&json!({})]);
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_config_block_reads_back_as_the_same_examples() {
+        let entries = [
+            ("mcp__search__search".to_string(), json!({"jurisdiction": "se", "terms": ["token \"machine\""]})),
+            ("b".to_string(), json!({"n": 1.5, "deep": {"x": [true]}})),
+            ("mcp__search__search".to_string(), json!({"jurisdiction": "se", "terms": ["token \"machine\""]})),
+            ("b".to_string(), json!({"n": null})),
+        ];
+        let (text, left_out) = config_block(&entries);
+        assert_eq!(left_out.len(), 1, "{left_out:?}");
+        assert_eq!(left_out[0].0, "b");
+        let parsed = config(&text);
+        assert_eq!(
+            parsed.tools,
+            [
+                ("b".to_string(), vec![json!({"n": 1.5, "deep": {"x": [true]}})]),
+                ("mcp__search__search".to_string(), vec![json!({"jurisdiction": "se", "terms": ["token \"machine\""]})]),
+            ],
+            "{text}"
+        );
     }
 
     #[test]
