@@ -82,8 +82,11 @@ async fn adaptive_strict_follows_a_repaired_call_across_a_restart_until_the_api_
     let scratch = Scratch::new("adaptive");
     let state = scratch.0.join("strict-state.json");
     let adaptive = |config: &mut toolmend::proxy::Config| {
-        config.strict =
-            StrictConfig { mode: Some(StrictMode::Adaptive), state_file: Some(state.clone()), ..StrictConfig::default() }
+        config.strict = StrictConfig {
+            mode: Some(StrictMode::Adaptive),
+            state_file: Some(state.clone()),
+            ..StrictConfig::default()
+        }
     };
     let body = request_body();
 

@@ -49,8 +49,8 @@ pub fn read_state(path: &Path) -> Result<Vec<Adaptation>, StateError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(error(e.to_string())),
     };
-    let state: StateFile = serde_json::from_str(&text)
-        .map_err(|e| error(format!("line {} column {}: {e}", e.line(), e.column())))?;
+    let state: StateFile =
+        serde_json::from_str(&text).map_err(|e| error(format!("line {} column {}: {e}", e.line(), e.column())))?;
     Ok(state.adapted)
 }
 
@@ -123,8 +123,7 @@ impl App {
             return;
         }
         let outcome = decision.outcome.status.as_str().to_string();
-        let adaptation =
-            Adaptation { tool: decision.tool.clone(), tool_use_id: decision.tool_use_id.clone(), outcome };
+        let adaptation = Adaptation { tool: decision.tool.clone(), tool_use_id: decision.tool_use_id.clone(), outcome };
         if !self.adapted.adapt(adaptation.clone()) {
             return;
         }

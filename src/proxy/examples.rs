@@ -263,7 +263,10 @@ mod tests {
             examples_file = "x.jsonl"
             "a" = []"#,
         );
-        assert_eq!(parsed.tools, [("a".into(), vec![]), ("mcp__search__*".into(), vec![json!({"jurisdiction": "se", "terms": ["a"]})])]);
+        assert_eq!(
+            parsed.tools,
+            [("a".into(), vec![]), ("mcp__search__*".into(), vec![json!({"jurisdiction": "se", "terms": ["a"]})])]
+        );
         assert_eq!((parsed.beta.as_str(), parsed.examples_file), ("", Some("x.jsonl".into())));
         assert_eq!(ExamplesConfig::default().beta, DEFAULT_BETA);
         let error = toml::from_str::<File>("[examples]\ntool = 5").unwrap_err().to_string();
@@ -272,8 +275,9 @@ mod tests {
 
     #[test]
     fn valid_examples_land_on_the_matching_entry_and_invalid_ones_are_skipped_with_a_reason() {
-        let body = json!({"model": "m", "tools": [{"name": "other", "input_schema": {"type": "object"}}, search_tool()]})
-            .to_string();
+        let body =
+            json!({"model": "m", "tools": [{"name": "other", "input_schema": {"type": "object"}}, search_tool()]})
+                .to_string();
         let set = ExampleSet::load(&config(
             r#"[examples]
             "mcp__search__search" = [{ jurisdiction = "se", terms = ["slot machine", "payout"] },
@@ -292,7 +296,10 @@ mod tests {
         assert!(reasons[1].1.starts_with("does not fit the schema at '/terms'"), "{reasons:?}");
         tools.apply(&plan.rewrite);
         let out: Value = serde_json::from_slice(&tools.body()).unwrap();
-        assert_eq!(out["tools"][1]["input_examples"], json!([{"jurisdiction": "se", "terms": ["slot machine", "payout"]}]));
+        assert_eq!(
+            out["tools"][1]["input_examples"],
+            json!([{"jurisdiction": "se", "terms": ["slot machine", "payout"]}])
+        );
         assert!(out["tools"][0].get("input_examples").is_none());
         let again = super::plan(&RequestTools::parse(body.as_bytes()).unwrap(), &set, &SchemaCache::new(8)).unwrap();
         assert_eq!(again, plan, "the same request gives the same plan");
@@ -303,8 +310,9 @@ mod tests {
         let mut tool = search_tool();
         tool["input_examples"] = json!([]);
         let body = json!({"tools": [tool]}).to_string();
-        let set = ExampleSet::load(&config("[examples]\n\"mcp__search__search\" = [{ jurisdiction = \"se\", terms = [] }]"))
-            .unwrap();
+        let set =
+            ExampleSet::load(&config("[examples]\n\"mcp__search__search\" = [{ jurisdiction = \"se\", terms = [] }]"))
+                .unwrap();
         let plan = plan(&RequestTools::parse(body.as_bytes()).unwrap(), &set, &SchemaCache::new(8)).unwrap();
         assert!(plan.rewrite.is_empty());
         assert_eq!(plan.skipped[0].example, None);
@@ -314,7 +322,10 @@ mod tests {
     fn file_lines_are_tool_and_input_and_capture_lines_count_only_when_repaired() {
         for (line, expected) in [
             (r#"{"tool": "t", "input": {"a": 1}}"#, Ok(Some(("t".to_string(), json!({"a": 1}))))),
-            (r#"{"tool": "t", "status": "repaired", "input": {"a": 1}, "raw": "{a: 1}"}"#, Ok(Some(("t".to_string(), json!({"a": 1}))))),
+            (
+                r#"{"tool": "t", "status": "repaired", "input": {"a": 1}, "raw": "{a: 1}"}"#,
+                Ok(Some(("t".to_string(), json!({"a": 1})))),
+            ),
             (r#"{"tool": "t", "status": "refused", "input": null}"#, Ok(None)),
             ("  ", Ok(None)),
             (r#"{"tool": "t", "input": [1]}"#, Err("expected an object \"input\"".to_string())),
@@ -353,7 +364,10 @@ mod tests {
             parsed.tools,
             [
                 ("b".to_string(), vec![json!({"n": 1.5, "deep": {"x": [true]}})]),
-                ("mcp__search__search".to_string(), vec![json!({"jurisdiction": "se", "terms": ["token \"machine\""]})]),
+                (
+                    "mcp__search__search".to_string(),
+                    vec![json!({"jurisdiction": "se", "terms": ["token \"machine\""]})]
+                ),
             ],
             "{text}"
         );
