@@ -134,3 +134,30 @@ async fn adaptive_strict_follows_a_repaired_call_across_a_restart_until_the_api_
     assert_eq!(rejected["dropped_from_adapted"], json!(["search"]));
     assert!(toolmend::proxy::adaptive::read_state(&state).unwrap().is_empty(), "dropped from the state file");
 }
+
+#[test]
+fn examples_from_a_capture_file_print_a_config_block_of_the_repaired_inputs() {
+    let scratch = Scratch::new("examples-from");
+    let capture = scratch.0.join("capture.jsonl");
+    let lines = [
+        json!({"id": "toolu_1", "tool": "search", "raw": "{terms: a b}", "status": "repaired",
+               "input": {"jurisdiction": "se", "terms": ["a b"]}}),
+        json!({"id": "toolu_2", "tool": "search", "raw": "{x", "status": "refused", "input": null}),
+        json!({"id": "toolu_3", "tool": "search", "raw": "{terms: a b}", "status": "repaired",
+               "input": {"jurisdiction": "se", "terms": ["a b"]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect::<String>() + "not json\n";
+    std::fs::write(&capture, &text).unwrap();
+    let output = common::toolmend(&["examples", "--from", capture.to_str().unwrap()], "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "a bad line is reported: {stderr}");
+    assert!(stderr.contains("capture.jsonl line 4: not JSON"), "{stderr}");
+    let block = String::from_utf8(output.stdout).unwrap();
+    #[derive(serde::Deserialize)]
+    struct File {
+        examples: ExamplesConfig,
+    }
+    let parsed: File = toml::from_str(&block).unwrap();
+    assert_eq!(parsed.examples.tools, [("search".to_string(), vec![json!({"jurisdiction": "se", "terms": ["a b"]})])]);
+    assert_eq!(std::fs::read_to_string(&capture).unwrap(), text, "the capture file is only read");
+}

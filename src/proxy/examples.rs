@@ -54,10 +54,11 @@ impl TryFrom<Map<String, Value>> for ExamplesConfig {
 
 /// A line of an examples file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path} line {line}: {message}")]
+#[error("examples file {path}{}: {message}", .line.map(|n| format!(" line {n}")).unwrap_or_default())]
 pub struct ExamplesError {
     pub path: String,
-    pub line: usize,
+    /// `None` when the file itself could not be read.
+    pub line: Option<usize>,
     pub message: String,
 }
 
@@ -115,10 +116,10 @@ impl ExampleSet {
 
 fn read_file(path: &Path) -> Result<Vec<(String, Value)>, ExamplesError> {
     let error = |line, message| ExamplesError { path: path.display().to_string(), line, message };
-    let text = std::fs::read_to_string(path).map_err(|e| error(0, e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| error(None, e.to_string()))?;
     let mut entries = Vec::new();
     for (number, line) in text.lines().enumerate() {
-        if let Some(entry) = parse_line(line).map_err(|message| error(number + 1, message))? {
+        if let Some(entry) = parse_line(line).map_err(|message| error(Some(number + 1), message))? {
             entries.push(entry);
         }
     }
@@ -342,10 +343,30 @@ mod tests {
         std::fs::write(&path, "{\"tool\": \"t\", \"input\": {}}\n\n{\"tool\": 1}\n").unwrap();
         let config = ExamplesConfig { examples_file: Some(path.clone()), ..ExamplesConfig::default() };
         let error = ExampleSet::load(&config).unwrap_err();
-        assert_eq!((error.line, error.message.as_str()), (3, "expected a string \"tool\""));
+        assert_eq!((error.line, error.message.as_str()), (Some(3), "expected a string \"tool\""));
+        assert!(error.to_string().ends_with(".jsonl line 3: expected a string \"tool\""), "{error}");
         std::fs::write(&path, "{\"tool\": \"t\", \"input\": {}}\n").unwrap();
         assert_eq!(ExampleSet::load(&config).unwrap().for_tool("t"), [&json!({})]);
         let _ = std::fs::remove_file(&path);
+        let error = ExampleSet::load(&config).unwrap_err();
+        assert_eq!(error.line, None, "a missing file is an error too: {error}");
+    }
+
+    #[test]
+    fn the_config_file_takes_examples_and_adaptive_strict() {
+        let file: crate::proxy::FileConfig = toml::from_str(
+            r#"[strict]
+            mode = "adaptive"
+            state_file = "/tmp/s.json"
+            [examples]
+            "t" = [{ a = 1 }]"#,
+        )
+        .unwrap();
+        let config = crate::proxy::Config::from_file(file);
+        assert!(config.strict.is_adaptive() && config.strict.is_enabled());
+        assert_eq!(config.strict.state_file, Some("/tmp/s.json".into()));
+        assert_eq!(config.examples.tools, [("t".to_string(), vec![json!({"a": 1})])]);
+        assert_eq!(crate::proxy::Config::default().examples, ExamplesConfig::default());
     }
 
     #[test]
