@@ -158,7 +158,7 @@ pub fn config_block(entries: &[(String, Value)]) -> (String, Vec<(String, String
 }
 
 /// An example left out, and why.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct Skipped {
     pub tool: String,
     /// Its position among the tool's examples; `None` when the whole tool was left out.

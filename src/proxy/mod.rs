@@ -13,7 +13,7 @@ mod observe;
 mod relay;
 mod rewrite;
 pub mod strict;
-mod tools_rewrite;
+pub mod tools_rewrite;
 
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
 pub use observe::Capture;

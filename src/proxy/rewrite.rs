@@ -68,7 +68,7 @@ fn strict_plan(app: &App, tools: &RequestTools) -> Option<StrictPlan> {
     for _ in &plan.skipped {
         app.metrics.count_strict("skipped");
     }
-    if app.first_sight_of_rewrite(plan.rewrite.key) {
+    if app.first_sight_of_rewrite(plan.rewrite.report_key(&plan.skipped)) {
         if !plan.injected.is_empty() {
             app.record_event("strict_injected", json!({"tools": plan.injected}));
         }
@@ -89,7 +89,7 @@ fn examples_plan(app: &App, tools: &RequestTools) -> Option<ExamplesPlan> {
         tracing::debug!("examples injection skipped: the API rejected these examples before");
         return None;
     }
-    if app.first_sight_of_rewrite(plan.rewrite.key) {
+    if app.first_sight_of_rewrite(plan.rewrite.report_key(&plan.skipped)) {
         for (tool, count) in &plan.injected {
             app.record_event("examples_injected", json!({"tool": tool, "examples": count}));
         }

@@ -85,6 +85,14 @@ impl Rewrite {
     pub fn is_empty(&self) -> bool {
         self.replacements.is_empty()
     }
+
+    /// A key for reporting a plan once: its replacements and what it left out.
+    pub fn report_key(&self, left_out: &impl Hash) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        self.key.hash(&mut hasher);
+        left_out.hash(&mut hasher);
+        hasher.finish()
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +121,8 @@ mod tests {
         assert_eq!(one("strict", "a"), one("strict", "a"));
         assert_ne!(one("strict", "a"), one("examples", "a"));
         assert_ne!(one("strict", "a"), one("strict", "b"));
+        let empty = Rewrite::new("strict", vec![]);
+        assert_ne!(empty.report_key(&["x"]), empty.report_key(&["y"]), "what was left out tells plans apart");
     }
 
     #[test]
