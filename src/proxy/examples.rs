@@ -179,12 +179,13 @@ pub struct ExamplesPlan {
 /// `None` when no tool of the request has examples.
 pub fn plan(tools: &RequestTools, set: &ExampleSet, schemas: &SchemaCache) -> Option<ExamplesPlan> {
     let (mut replacements, mut injected, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-    for (index, entry) in tools.entries().iter().enumerate() {
-        let Some(name) = entry["name"].as_str() else { continue };
+    for index in 0..tools.len() {
+        let Some(name) = tools.name(index) else { continue };
         let examples = set.for_tool(name);
         if examples.is_empty() {
             continue;
         }
+        let entry = tools.entry(index);
         let skip_all = |reason: String| Skipped { tool: name.to_string(), example: None, reason };
         if entry.get("input_examples").is_some() {
             skipped.push(skip_all("the request already carries input_examples for this tool".into()));

@@ -92,28 +92,25 @@ pub struct StrictPlan {
 /// Plans injection for a request's tools; `None` when there is nothing to change or report.
 /// `adapted`: the tools adaptive mode has chosen so far.
 pub fn plan(tools: &RequestTools, config: &StrictConfig, adapted: &BTreeSet<String>) -> Option<StrictPlan> {
-    let tools = tools.entries();
     let (mut strict_count, mut optional, mut unions) = (0, 0, 0);
-    for tool in tools.iter().filter(|t| t["strict"] == true) {
+    for index in (0..tools.len()).filter(|&i| tools.is_strict(i)) {
         strict_count += 1;
-        if let Ok(counted) = normalize(&tool["input_schema"]) {
+        if let Ok(counted) = normalize(&tools.entry(index)["input_schema"]) {
             optional += counted.optional_params;
             unions += counted.union_params;
         }
     }
-    let mut candidates: Vec<(usize, usize)> = tools
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t["strict"] != true && t.get("input_schema").is_some())
-        .filter_map(|(i, t)| Some((config.priority(t["name"].as_str()?, adapted)?, i)))
+    let mut candidates: Vec<(usize, usize)> = (0..tools.len())
+        .filter(|&i| !tools.is_strict(i) && tools.has_schema(i))
+        .filter_map(|i| Some((config.priority(tools.name(i)?, adapted)?, i)))
         .collect();
     candidates.sort();
 
     let mut replacements: Vec<(usize, Value)> = Vec::new();
     let (mut injected, mut skipped) = (Vec::new(), Vec::new());
     for (_, index) in candidates {
-        let tool = &tools[index];
-        let name = tool["name"].as_str().unwrap_or_default().to_string();
+        let tool = tools.entry(index);
+        let name = tools.name(index).unwrap_or_default().to_string();
         let normalized: StrictSchema = match normalize(&tool["input_schema"]) {
             Ok(normalized) => normalized,
             Err(why) => {
