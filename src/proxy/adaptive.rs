@@ -100,6 +100,9 @@ impl AdaptedTools {
         let state = StateFile { adapted: tools.values().cloned().collect() };
         let staging = path.with_extension("tmp");
         let written = (|| {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)?;
+            }
             let _ = std::fs::remove_file(&staging);
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create_new(true);
@@ -157,9 +160,8 @@ mod tests {
     #[test]
     fn the_set_survives_a_reload_and_the_file_is_private() {
         let dir = std::env::temp_dir().join(format!("toolmend-adaptive-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("state.json");
-        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("new-folder/state.json");
         let tools = AdaptedTools::load(Some(&path)).unwrap();
         assert!(tools.names().is_empty(), "a missing file holds no tools");
         assert!(tools.adapt(adaptation("b")));
