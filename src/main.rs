@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
-    Cli, Command, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs, StrictCheckArgs,
+    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs,
+    StrictCheckArgs,
 };
 use toolmend::offline::report::Reporter;
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
+        Command::Examples(args) => run_examples(args),
         Command::Scan(args) => run_scan(args),
         Command::FixTranscript(args) => run_fix_transcript(args),
         Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
@@ -112,16 +114,59 @@ fn run_demo() -> Result<ExitCode> {
 }
 
 fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
-    let path = &args.tools;
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let tools = toolmend::offline::tools_from_text(&text).with_context(|| path.display().to_string())?;
-    let report = toolmend::offline::strict_check::strict_check(&tools);
+    let report = match &args.tools {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let tools = toolmend::offline::tools_from_text(&text).with_context(|| path.display().to_string())?;
+            toolmend::offline::strict_check::strict_check(&tools)
+        }
+        None => Vec::new(),
+    };
+    let adapted = args.state.as_deref().map(toolmend::proxy::adaptive::read_state).transpose()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", toolmend::offline::strict_check::render_text(&report));
+        let out = match &adapted {
+            Some(adapted) => serde_json::json!({"tools": report, "adapted": adapted}),
+            None => serde_json::to_value(&report)?,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", toolmend::offline::strict_check::render_text(&report));
+    if let Some(adapted) = &adapted {
+        println!("adapted ({} tools made strict by adaptive mode):", adapted.len());
+        for adaptation in adapted {
+            println!("  {}: since call {} was {}", adaptation.tool, adaptation.tool_use_id, adaptation.outcome);
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolmend examples --from FILE`: an `[examples]` block on stdout; bad lines on stderr.
+fn run_examples(args: ExamplesArgs) -> Result<ExitCode> {
+    let path = &args.from;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut entries = Vec::new();
+    let mut bad_lines = 0;
+    for (number, line) in text.lines().enumerate() {
+        match toolmend::proxy::examples::parse_line(line) {
+            Ok(Some(entry)) => entries.push(entry),
+            Ok(None) => {}
+            Err(message) => {
+                eprintln!("toolmend: {} line {}: {message}", path.display(), number + 1);
+                bad_lines += 1;
+            }
+        }
+    }
+    if entries.is_empty() {
+        eprintln!("toolmend: no repaired inputs in {}", path.display());
+        return Ok(ExitCode::from(1));
+    }
+    let (block, left_out) = toolmend::proxy::examples::config_block(&entries);
+    for (tool, reason) in &left_out {
+        eprintln!("toolmend: an input of {tool} left out: {reason}");
+    }
+    print!("{block}");
+    Ok(if bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
@@ -256,32 +301,26 @@ fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     eprintln!(
-        "toolmend: {} repaired, {} refused, {} valid, {} bad lines, {} files skipped",
-        total.repaired, total.refused, total.valid, total.bad_lines, skipped_files
+        "toolmend: {} repaired, {} refused, {} invalid, {} valid, {} bad lines, {} files skipped",
+        total.repaired, total.refused, total.invalid, total.valid, total.bad_lines, skipped_files
     );
     Ok(if skipped_files > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
-/// `toolmend repair --schema FILE < raw`: the JSON on stdout (exit 0) if it is valid or was
-/// repaired and fits the schema; otherwise the reason on stderr (exit 1).
+/// `toolmend repair --schema FILE < raw`: the JSON on stdout (exit 0) if it is valid against
+/// the schema or was repaired; otherwise the status and reason on stderr (exit 1): `refused`,
+/// or `invalid` for valid JSON that breaks the schema.
 fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCode> {
     let schema = ToolSchema::compile(&read_json(schema_path)?).with_context(|| schema_path.display().to_string())?;
     let mut raw = String::new();
     io::stdin().read_to_string(&mut raw).context("reading the raw input from stdin")?;
     let options = RepairOptions { stop_reason, ..RepairOptions::default() };
     let outcome = repair(&raw, Some(&schema), &options);
-    match (outcome.status, &outcome.input) {
-        (Status::Valid | Status::Repaired, Some(input)) => match schema.first_violation(input) {
-            None => {
-                println!("{input}");
-                Ok(ExitCode::SUCCESS)
-            }
-            Some((pointer, message)) => {
-                let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
-                eprintln!("toolmend: invalid: valid JSON that breaks the schema: {at}: {message}");
-                Ok(ExitCode::from(1))
-            }
-        },
+    match (outcome.status, outcome.input) {
+        (Status::Valid | Status::Repaired, Some(input)) => {
+            println!("{input}");
+            Ok(ExitCode::SUCCESS)
+        }
         (status, _) => {
             let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
             eprintln!("toolmend: {}: {reason}", status.as_str());

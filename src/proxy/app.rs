@@ -4,7 +4,7 @@
 use super::capture::Capture;
 use super::config::Config;
 use super::host::AllowedHosts;
-use super::{hooks, ProxyError};
+use super::{adaptive, examples, hooks, ProxyError};
 use crate::repair::Status;
 use crate::schema::SchemaCache;
 use crate::stream::Decision;
@@ -27,10 +27,15 @@ pub struct App {
     pub(crate) hosts: AllowedHosts,
     hooks: hooks::Hooks,
     request_counter: AtomicU64,
-    /// Strict tool sets the API rejected: never injected again in this process.
-    rejected_strict_sets: Mutex<HashSet<u64>>,
-    /// Strict tool sets already reported as events.
-    reported_strict_sets: Mutex<HashSet<u64>>,
+    /// Example inputs per tool, from the config and its examples file.
+    pub examples: examples::ExampleSet,
+    /// Tools adaptive strict has chosen.
+    pub adapted: adaptive::AdaptedTools,
+    /// Rewrites (strict tool sets, example sets) the API rejected: never injected again in
+    /// this process.
+    rejected_rewrites: Mutex<HashSet<u64>>,
+    /// Rewrites already reported as events.
+    reported_rewrites: Mutex<HashSet<u64>>,
 }
 
 impl App {
@@ -58,23 +63,25 @@ impl App {
             hosts: AllowedHosts::new(&config),
             hooks: hooks::Hooks::new(config.hooks.clone()),
             request_counter: AtomicU64::new(0),
-            rejected_strict_sets: Default::default(),
-            reported_strict_sets: Default::default(),
+            examples: examples::ExampleSet::load(&config.examples)?,
+            adapted: adaptive::AdaptedTools::load(config.strict.state_file.as_deref())?,
+            rejected_rewrites: Default::default(),
+            reported_rewrites: Default::default(),
             config,
         })
     }
 
-    pub(crate) fn strict_set_rejected(&self, key: u64) -> bool {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
+    pub(crate) fn rewrite_rejected(&self, key: u64) -> bool {
+        self.rejected_rewrites.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
     }
 
-    pub(crate) fn reject_strict_set(&self, key: u64) {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    pub(crate) fn reject_rewrite(&self, key: u64) {
+        self.rejected_rewrites.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
     }
 
-    /// True the first time a strict tool set is seen (its events are reported once).
-    pub(crate) fn first_sight_of_strict_set(&self, key: u64) -> bool {
-        self.reported_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
+    /// True the first time a rewrite is seen (its events are reported once).
+    pub(crate) fn first_sight_of_rewrite(&self, key: u64) -> bool {
+        self.reported_rewrites.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
     }
 
     pub(crate) fn next_request_id(&self) -> String {
@@ -102,6 +109,7 @@ impl App {
         if outcome.status == Status::Valid {
             return;
         }
+        self.adapt_strict(decision, request_id);
         let reason = outcome.reason.as_ref();
         match outcome.status {
             Status::Repaired => {

@@ -1,6 +1,7 @@
 //! The sidecar's settings: the TOML file's keys, the resolved [`Config`] and its checks.
 //! Layering the file under `TOOLMEND_*` variables and flags is [`super::settings`]' job.
 
+use super::examples::ExamplesConfig;
 use super::hooks::HookConfig;
 use super::strict::StrictConfig;
 use crate::telemetry::EVENT_KINDS;
@@ -34,6 +35,7 @@ pub struct FileConfig {
     pub strict: Option<StrictConfig>,
     #[serde(default)]
     pub hooks: Vec<HookConfig>,
+    pub examples: Option<ExamplesConfig>,
 }
 
 impl FileConfig {
@@ -89,6 +91,7 @@ pub struct Config {
     pub capture: Option<PathBuf>,
     pub strict: StrictConfig,
     pub hooks: Vec<HookConfig>,
+    pub examples: ExamplesConfig,
 }
 
 impl Default for Config {
@@ -117,6 +120,7 @@ impl Config {
             capture: file.capture,
             strict: file.strict.unwrap_or_default(),
             hooks: file.hooks,
+            examples: file.examples.unwrap_or_default(),
         }
     }
 

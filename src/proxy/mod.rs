@@ -2,10 +2,12 @@
 //! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
 //! front of the catch-all forward.
 
+pub mod adaptive;
 mod app;
 mod capture;
 mod config;
 mod connections;
+pub mod examples;
 mod forward;
 mod headers;
 pub mod hooks;
@@ -13,8 +15,10 @@ mod host;
 mod local;
 mod path;
 mod relay;
+mod rewrite;
 pub mod settings;
 pub mod strict;
+pub mod tools_rewrite;
 
 pub use app::App;
 pub use capture::Capture;
@@ -39,6 +43,10 @@ pub enum ProxyError {
     Capture { path: PathBuf, source: std::io::Error },
     #[error("building the HTTP client")]
     Client(#[source] reqwest::Error),
+    #[error(transparent)]
+    Examples(#[from] examples::ExamplesError),
+    #[error(transparent)]
+    StrictState(#[from] adaptive::StateError),
 }
 
 pub fn router(app: Arc<App>) -> Router {
