@@ -68,6 +68,16 @@ async fn posted_events_are_bounded_by_bytes_with_a_413_and_a_metric() {
     assert_eq!(kept.last().unwrap()["n"], 39, "the newest events stay");
     let metrics = sidecar.get("/metrics").await;
     assert!(metrics.contains(r#"toolmend_events_dropped_total{reason="post_too_large"} 1"#), "{metrics}");
+    // What a web page can send to another origin without a preflight: refused, not stored.
+    let simple = client
+        .post(format!("{}/events", sidecar.url))
+        .header("content-type", "text/plain")
+        .body(json!({"kind": "repaired", "n": "forged"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(simple.status(), 415);
+    assert!(!sidecar.get("/events").await.contains("forged"));
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use super::App;
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
@@ -31,8 +31,18 @@ pub async fn events(State(app): State<Arc<App>>, Query(query): Query<Since>) -> 
 }
 
 /// `POST /events`: an event reported from outside (the PostToolBatch hook command), at most
-/// `max_event_bytes` long.
-pub async fn report_event(State(app): State<Arc<App>>, body: Body) -> Response {
+/// `max_event_bytes` long. Only `application/json`: a web page cannot send that type to
+/// another origin without a CORS preflight, which the sidecar never answers.
+pub async fn report_event(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        let error = json!({"error": "expected Content-Type: application/json"});
+        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, Json(error)).into_response();
+    }
     let limit = app.config.max_event_bytes;
     let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
         app.metrics.count_event_dropped("post_too_large");
