@@ -4,11 +4,9 @@
 
 mod common;
 
-use common::{claude_binary, e2e_dir, responder, summary, Scratch, Sidecar, Tap, TOOL};
+use common::{claude_in, e2e_dir, responder, summary, Scratch, Sidecar, Tap, TOOL};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 use toolmend::demo::fake_upstream::RecordedRequest;
 
 struct Run {
@@ -116,32 +114,6 @@ async fn a_refused_call_reaches_claude_code_unchanged_and_the_event_says_why() {
     assert_eq!(event["kind"], "refused");
     assert_eq!(event["reason"]["code"], "schema_mismatch");
     assert!(event["reason"]["message"].as_str().unwrap().contains("jurisdiction"), "{event}");
-}
-
-/// Runs `claude` in `work/work` with HOME at `work/home` against `base_url`, with `args`.
-async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
-    let child = tokio::process::Command::new(claude_binary())
-        .args(args)
-        .current_dir(work.join("work"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", work.join("home"))
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
-        .env("CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING", "1")
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting claude");
-    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output()).await.unwrap().unwrap();
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
 /// Claude Code's project folder name for a working directory.

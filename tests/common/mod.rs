@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolmend::demo::fake_upstream::{FakeUpstream, RecordedRequest, Reply};
 use toolmend::demo::script::{text_message, tool_message};
@@ -212,4 +214,30 @@ impl Drop for Tap {
     fn drop(&mut self) {
         self.stop.cancel();
     }
+}
+
+/// Runs `claude` in `work/work` with HOME at `work/home` against `base_url`, with `args`.
+pub async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
+    let child = tokio::process::Command::new(claude_binary())
+        .args(args)
+        .current_dir(work.join("work"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", work.join("home"))
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
+        .env("CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING", "1")
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("starting claude");
+    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output()).await.unwrap().unwrap();
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
