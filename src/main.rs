@@ -69,6 +69,8 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     if args.redact_inputs {
         file.redact_inputs = Some(true);
     }
+    // The standard OTEL_* variables, over the file's [otel] section.
+    file.otel = Some(file.otel.unwrap_or_default().with_env(|name| std::env::var(name).ok())?);
     let config = Config::from_file(file);
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;

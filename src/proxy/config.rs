@@ -2,6 +2,7 @@
 
 use super::hooks::HookConfig;
 use super::strict::StrictConfig;
+use crate::telemetry::otel::OtelConfig;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ pub struct FileConfig {
     pub strict: Option<StrictConfig>,
     #[serde(default)]
     pub hooks: Vec<HookConfig>,
+    pub otel: Option<OtelConfig>,
 }
 
 impl FileConfig {
@@ -61,6 +63,8 @@ pub struct Config {
     pub capture: Option<PathBuf>,
     pub strict: StrictConfig,
     pub hooks: Vec<HookConfig>,
+    /// OpenTelemetry export; off unless it names an endpoint.
+    pub otel: OtelConfig,
 }
 
 impl Default for Config {
@@ -85,6 +89,7 @@ impl Config {
             capture: file.capture,
             strict: file.strict.unwrap_or_default(),
             hooks: file.hooks,
+            otel: file.otel.unwrap_or_default(),
         }
     }
 

@@ -15,6 +15,7 @@ pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTRE
 pub use observe::Capture;
 
 use crate::schema::SchemaCache;
+use crate::telemetry::otel::Otel;
 use crate::telemetry::{EventLog, Metrics};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -37,6 +38,8 @@ pub enum ProxyError {
     Capture { path: String, source: std::io::Error },
     #[error("building the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+    #[error("OpenTelemetry export: {0}")]
+    Otel(#[from] crate::telemetry::otel::OtelError),
 }
 
 /// Shared state of one running sidecar.
@@ -49,6 +52,7 @@ pub struct App {
     pub capture: Option<Capture>,
     pub tracker: TaskTracker,
     hooks: hooks::Hooks,
+    otel: Option<Otel>,
     request_counter: AtomicU64,
     /// Strict tool sets the API rejected: never injected again in this process.
     rejected_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
@@ -71,8 +75,17 @@ impl App {
             ),
             None => None,
         };
+        let mut metrics = Metrics::new(config.tool_label_limit);
+        let otel = match config.otel.is_enabled() {
+            true => Some(Otel::start(&config.otel, metrics.otel_dropped.clone())?),
+            false => None,
+        };
+        if let Some(instruments) = otel.as_ref().and_then(Otel::instruments) {
+            metrics.mirror_to(instruments);
+        }
         Ok(Self {
-            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
+            metrics: Arc::new(metrics),
+            otel,
             events: EventLog::new(config.events_capacity),
             schemas: SchemaCache::new(4096),
             capture,

@@ -1,0 +1,170 @@
+//! OpenTelemetry export over OTLP HTTP/protobuf, off unless an endpoint is configured: the
+//! counters as OTLP metrics, every event as a log record with its fields as attributes. A
+//! collector that is down or slow never slows the proxy: log records go through a bounded queue
+//! to a thread of their own, metrics are sent from the SDK's reader thread, and every record
+//! that does not arrive is counted in `toolmend_otel_dropped_total`.
+
+mod attributes;
+mod config;
+mod queue;
+
+pub use config::{OtelConfig, DEFAULT_QUEUE_CAPACITY};
+
+use super::Event;
+use opentelemetry::logs::{AnyValue, LogRecord, Logger, LoggerProvider, Severity};
+use opentelemetry::metrics::{Counter, MeterProvider, ObservableCounter};
+use opentelemetry::KeyValue;
+use opentelemetry_otlp::{LogExporter, MetricExporter, Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::logs::{LogExporter as _, SdkLogger, SdkLoggerProvider};
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::Resource;
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OtelError {
+    #[error("{0}")]
+    Config(String),
+    #[error("building the OTLP {signal} exporter for {url}: {source}")]
+    Exporter { signal: &'static str, url: String, source: opentelemetry_otlp::ExporterBuildError },
+    #[error("starting the OTLP log thread: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// The OTLP counterparts of the Prometheus counters, fed by [`super::Metrics`].
+#[derive(Clone)]
+pub struct Instruments {
+    pub(super) tool_calls: Counter<u64>,
+    pub(super) repair_edits: Counter<u64>,
+    pub(super) strict_tools: Counter<u64>,
+    pub(super) upstream_requests: Counter<u64>,
+    pub(super) hook_runs: Counter<u64>,
+}
+
+/// A running export. Dropping it stops the log thread once its queue is sent.
+pub struct Otel {
+    logger: Option<SdkLogger>,
+    // Held so their threads keep running.
+    _logger_provider: SdkLoggerProvider,
+    meter_provider: Option<SdkMeterProvider>,
+    _dropped_counter: Option<ObservableCounter<u64>>,
+    instruments: Option<Instruments>,
+}
+
+impl Otel {
+    /// Starts the export; `dropped` counts records that never reached the collector.
+    pub fn start(config: &OtelConfig, dropped: prometheus_client::metrics::counter::Counter) -> Result<Self, OtelError> {
+        let resource = resource(config);
+        let headers: HashMap<String, String> = config.headers.clone().into_iter().collect();
+
+        let mut logger_provider = SdkLoggerProvider::builder().with_resource(resource.clone());
+        let has_logs = config.logs_url().is_some();
+        if let Some(url) = config.logs_url() {
+            let mut exporter = LogExporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary)
+                .with_endpoint(&url)
+                .with_headers(headers.clone())
+                .build()
+                .map_err(|source| OtelError::Exporter { signal: "logs", url, source })?;
+            exporter.set_resource(&resource);
+            let capacity = config.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY);
+            logger_provider = logger_provider.with_log_processor(queue::start(exporter, capacity, dropped.clone())?);
+        }
+        let logger_provider = logger_provider.build();
+        let logger = has_logs.then(|| logger_provider.logger("toolmend"));
+
+        let (meter_provider, instruments, dropped_counter) = match config.metrics_url() {
+            Some(url) => {
+                let exporter = MetricExporter::builder()
+                    .with_http()
+                    .with_protocol(Protocol::HttpBinary)
+                    .with_endpoint(&url)
+                    .with_headers(headers)
+                    .build()
+                    .map_err(|source| OtelError::Exporter { signal: "metrics", url, source })?;
+                let mut reader = PeriodicReader::builder(exporter);
+                if let Some(ms) = config.metric_export_interval_ms {
+                    reader = reader.with_interval(Duration::from_millis(ms.max(1)));
+                }
+                let provider = SdkMeterProvider::builder().with_resource(resource).with_reader(reader.build()).build();
+                let meter = provider.meter("toolmend");
+                let counter = |name: &'static str, description: &'static str| {
+                    meter.u64_counter(name).with_description(description).build()
+                };
+                let instruments = Instruments {
+                    tool_calls: counter("toolmend_tool_calls", "Tool calls seen in streams, by outcome"),
+                    repair_edits: counter("toolmend_repair_edits", "Edits made by repairs, by kind"),
+                    strict_tools: counter("toolmend_strict_tools", "Tools considered for strict injection"),
+                    upstream_requests: counter("toolmend_upstream_requests", "Requests sent upstream, by status"),
+                    hook_runs: counter("toolmend_hook_runs", "Hook commands run, by result"),
+                };
+                let dropped_counter = meter
+                    .u64_observable_counter("toolmend_otel_dropped")
+                    .with_description("OTLP log records dropped: queue full or the collector unreachable")
+                    .with_callback(move |observer| observer.observe(dropped.get(), &[]))
+                    .build();
+                (Some(provider), Some(instruments), Some(dropped_counter))
+            }
+            None => (None, None, None),
+        };
+        Ok(Self {
+            logger,
+            _logger_provider: logger_provider,
+            meter_provider,
+            _dropped_counter: dropped_counter,
+            instruments,
+        })
+    }
+
+    /// The OTLP counters, when metrics are exported.
+    pub fn instruments(&self) -> Option<Instruments> {
+        self.instruments.clone()
+    }
+
+    /// Queues the event as a log record: its kind as the body, its fields as attributes.
+    pub fn export_event(&self, event: &Event) {
+        let Some(logger) = &self.logger else { return };
+        let mut record = logger.create_log_record();
+        let now = SystemTime::now();
+        record.set_timestamp(now);
+        record.set_observed_timestamp(now);
+        record.set_severity_number(Severity::Info);
+        record.set_severity_text("INFO");
+        record.set_body(AnyValue::String(event.kind.clone().into()));
+        record.add_attribute("event.id", i64::try_from(event.id).unwrap_or(i64::MAX));
+        record.add_attribute("kind", event.kind.clone());
+        for (key, value) in &event.fields {
+            if let Some(value) = attributes::any_value(value) {
+                record.add_attribute(key.clone(), value);
+            }
+        }
+        logger.emit(record);
+    }
+}
+
+impl Drop for Otel {
+    fn drop(&mut self) {
+        // A last metrics export, from the reader's own thread; bounded by the exporter timeout.
+        if let Some(provider) = self.meter_provider.take() {
+            let _ = provider.shutdown();
+        }
+    }
+}
+
+/// `service.name` (toolmend unless configured), `service.version`, the SDK's own attributes,
+/// then the configured ones.
+fn resource(config: &OtelConfig) -> Resource {
+    let mut builder = Resource::builder_empty()
+        .with_detector(Box::new(opentelemetry_sdk::resource::TelemetryResourceDetector))
+        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+        .with_service_name("toolmend");
+    builder = builder.with_attributes(
+        config.resource_attributes.iter().map(|(key, value)| KeyValue::new(key.clone(), value.clone())),
+    );
+    if let Some(name) = &config.service_name {
+        builder = builder.with_service_name(name.clone());
+    }
+    builder.build()
+}
