@@ -1,6 +1,6 @@
 //! The sidecar: a transparent Messages API proxy that repairs tool input in the stream.
-//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
-//! front of the catch-all forward.
+//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`, the
+//! live page at `GET /`) in front of the catch-all forward.
 
 mod config;
 mod forward;
@@ -8,6 +8,7 @@ mod headers;
 pub mod hooks;
 mod local;
 mod observe;
+mod page;
 mod relay;
 pub mod strict;
 
@@ -122,6 +123,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(local::healthz))
         .route("/metrics", get(local::metrics))
         .route("/events", get(local::events).post(local::report_event))
+        .merge(page::routes())
         .fallback(forward::forward)
         .with_state(app)
 }

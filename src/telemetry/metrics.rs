@@ -116,7 +116,8 @@ impl Metrics {
     pub fn count_tool_call(&self, tool: &str, outcome: &str) {
         let tool = self.tool_names.label(tool);
         if let Some(otel) = &self.otel {
-            otel.tool_calls.add(1, &[KeyValue::new("tool", tool.clone()), KeyValue::new("outcome", outcome.to_string())]);
+            otel.tool_calls
+                .add(1, &[KeyValue::new("tool", tool.clone()), KeyValue::new("outcome", outcome.to_string())]);
         }
         self.tool_calls.get_or_create(&ToolLabels { tool, outcome: outcome.into() }).inc();
     }

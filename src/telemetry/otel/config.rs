@@ -44,9 +44,13 @@ impl OtelConfig {
         if var("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
             return Ok(Self::default());
         }
-        for name in ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"] {
+        for name in
+            ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"]
+        {
             if let Some(protocol) = var(name).filter(|p| p.trim() != "http/protobuf") {
-                return Err(OtelError::Config(format!("{name}: '{protocol}' is not supported; toolmend sends http/protobuf")));
+                return Err(OtelError::Config(format!(
+                    "{name}: '{protocol}' is not supported; toolmend sends http/protobuf"
+                )));
             }
         }
         if let Some(endpoint) = var("OTEL_EXPORTER_OTLP_ENDPOINT") {

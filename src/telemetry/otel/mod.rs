@@ -54,7 +54,10 @@ pub struct Otel {
 
 impl Otel {
     /// Starts the export; `dropped` counts records that never reached the collector.
-    pub fn start(config: &OtelConfig, dropped: prometheus_client::metrics::counter::Counter) -> Result<Self, OtelError> {
+    pub fn start(
+        config: &OtelConfig,
+        dropped: prometheus_client::metrics::counter::Counter,
+    ) -> Result<Self, OtelError> {
         let resource = resource(config);
         let headers: HashMap<String, String> = config.headers.clone().into_iter().collect();
 
