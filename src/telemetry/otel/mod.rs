@@ -19,6 +19,8 @@ use opentelemetry_sdk::logs::{LogExporter as _, SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::Resource;
 use std::collections::HashMap;
+use std::sync::mpsc::Receiver;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 #[derive(Debug, thiserror::Error)]
@@ -42,11 +44,13 @@ pub struct Instruments {
     pub(super) hook_runs: Counter<u64>,
 }
 
-/// A running export. Dropping it stops the log thread once its queue is sent.
+/// A running export. Dropping it sends what is queued and the last metrics (for a few seconds
+/// at most): a sidecar that lives for one CI job still reports it.
 pub struct Otel {
     logger: Option<SdkLogger>,
-    // Held so their threads keep running.
-    _logger_provider: SdkLoggerProvider,
+    logger_provider: Option<SdkLoggerProvider>,
+    /// Says when the log thread has sent its queue (in a Mutex: the App is shared across threads).
+    logs_done: Option<Mutex<Receiver<()>>>,
     meter_provider: Option<SdkMeterProvider>,
     _dropped_counter: Option<ObservableCounter<u64>>,
     instruments: Option<Instruments>,
@@ -58,11 +62,12 @@ impl Otel {
         config: &OtelConfig,
         dropped: prometheus_client::metrics::counter::Counter,
     ) -> Result<Self, OtelError> {
+        crate::init_tls();
         let resource = resource(config);
         let headers: HashMap<String, String> = config.headers.clone().into_iter().collect();
 
         let mut logger_provider = SdkLoggerProvider::builder().with_resource(resource.clone());
-        let has_logs = config.logs_url().is_some();
+        let mut logs_done = None;
         if let Some(url) = config.logs_url() {
             let mut exporter = LogExporter::builder()
                 .with_http()
@@ -73,10 +78,12 @@ impl Otel {
                 .map_err(|source| OtelError::Exporter { signal: "logs", url, source })?;
             exporter.set_resource(&resource);
             let capacity = config.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY);
-            logger_provider = logger_provider.with_log_processor(queue::start(exporter, capacity, dropped.clone())?);
+            let (processor, done) = queue::start(exporter, capacity, dropped.clone())?;
+            logger_provider = logger_provider.with_log_processor(processor);
+            logs_done = Some(Mutex::new(done));
         }
         let logger_provider = logger_provider.build();
-        let logger = has_logs.then(|| logger_provider.logger("toolmend"));
+        let logger = logs_done.is_some().then(|| logger_provider.logger("toolmend"));
 
         let (meter_provider, instruments, dropped_counter) = match config.metrics_url() {
             Some(url) => {
@@ -114,7 +121,8 @@ impl Otel {
         };
         Ok(Self {
             logger,
-            _logger_provider: logger_provider,
+            logger_provider: Some(logger_provider),
+            logs_done,
             meter_provider,
             _dropped_counter: dropped_counter,
             instruments,
@@ -147,8 +155,17 @@ impl Otel {
     }
 }
 
+/// How long dropping the export waits for queued log records to go out.
+const LOGS_GRACE: Duration = Duration::from_secs(5);
+
 impl Drop for Otel {
     fn drop(&mut self) {
+        // Dropping the last handles to the log processor lets its thread send what is queued.
+        self.logger.take();
+        self.logger_provider.take();
+        if let Some(done) = self.logs_done.take() {
+            let _ = done.into_inner().map(|done| done.recv_timeout(LOGS_GRACE));
+        }
         // A last metrics export, from the reader's own thread; bounded by the exporter timeout.
         if let Some(provider) = self.meter_provider.take() {
             let _ = provider.shutdown();

@@ -20,19 +20,21 @@ pub(super) struct QueueProcessor {
     dropped: Counter,
 }
 
-/// Starts the thread that sends what the returned processor queues. The thread ends when the
-/// processor is dropped.
+/// Starts the thread that sends what the returned processor queues. Once the processor is
+/// dropped, the thread sends what is left, then says so on the returned channel.
 pub(super) fn start<E: LogExporter + 'static>(
     exporter: E,
     capacity: usize,
     dropped: Counter,
-) -> std::io::Result<QueueProcessor> {
+) -> std::io::Result<(QueueProcessor, Receiver<()>)> {
     let (sender, receiver) = sync_channel(capacity.max(1));
+    let (finished, done) = sync_channel(1);
     let counter = dropped.clone();
-    std::thread::Builder::new()
-        .name("toolmend-otlp-logs".into())
-        .spawn(move || send_batches(&exporter, &receiver, &counter))?;
-    Ok(QueueProcessor { sender, dropped })
+    std::thread::Builder::new().name("toolmend-otlp-logs".into()).spawn(move || {
+        send_batches(&exporter, &receiver, &counter);
+        let _ = finished.send(());
+    })?;
+    Ok((QueueProcessor { sender, dropped }, done))
 }
 
 impl LogProcessor for QueueProcessor {
@@ -126,7 +128,7 @@ mod tests {
         let exporter = TestExporter::default();
         let gate = exporter.gate.lock().unwrap();
         let dropped = Counter::default();
-        let processor = start(exporter.clone(), 4, dropped.clone()).unwrap();
+        let (processor, _) = start(exporter.clone(), 4, dropped.clone()).unwrap();
         let provider = SdkLoggerProvider::builder().with_log_processor(processor).build();
         // The sending thread takes the first record and blocks in the export.
         emit(&provider, 1);
@@ -142,7 +144,7 @@ mod tests {
     fn failed_exports_count_their_records_as_dropped() {
         let exporter = TestExporter { fail: true, ..TestExporter::default() };
         let dropped = Counter::default();
-        let processor = start(exporter, 100, dropped.clone()).unwrap();
+        let (processor, _) = start(exporter, 100, dropped.clone()).unwrap();
         let provider = SdkLoggerProvider::builder().with_log_processor(processor).build();
         emit(&provider, 3);
         wait_until(|| dropped.get() == 3);
