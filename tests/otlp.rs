@@ -163,6 +163,24 @@ async fn metrics_and_a_log_record_per_event_reach_the_collector() {
     assert_eq!(named("toolmend_upstream_requests").unwrap()["points"][0]["attributes"]["status"], "200");
     assert_eq!(named("toolmend_otel_dropped").unwrap()["points"][0]["value"], 0);
     serve.stop().await;
+
+    // --redact-inputs holds for the export too.
+    let mut env = env.to_vec();
+    env[2].1 = "agents-redacted".into();
+    let redacted = Serve::start(&env, &["--redact-inputs"]).await;
+    assert_eq!(redacted.call().await, REPAIRED());
+    let logs = receiver
+        .wait_for("redacted log record", |l| {
+            l["resource"]["service.name"] == "agents-redacted" && l["signal"] == "logs"
+        })
+        .await;
+    let attributes = &logs["records"][0]["attributes"];
+    assert_eq!(attributes["outcome"], "repaired");
+    assert_eq!(attributes["edits"][0]["kind"], "bare_list");
+    for field in ["raw", "input", "sent"] {
+        assert!(attributes.get(field).is_none(), "{field} was exported: {attributes}");
+    }
+    redacted.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
