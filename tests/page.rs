@@ -77,7 +77,8 @@ async fn a_real_browser_shows_calls_spans_and_updates_without_a_reload() {
     let output =
         tokio::time::timeout(Duration::from_secs(180), command.output()).await.expect("done in 180 s").unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "page_check.py failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "page_check.py failed: {stderr}\nstdout: {stdout}");
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     let page = &result["page"];
 

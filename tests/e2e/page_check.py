@@ -18,6 +18,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 
 TOOL = "mcp__search__search"
@@ -99,8 +100,15 @@ def browser(profile):
         f"--user-data-dir={profile}",
     ]:
         options.add_argument(flag)
-    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    return webdriver.Chrome(options=options, service=service)
+    driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    # On a loaded machine chromium sometimes fails to start in time; that is not the page's fault.
+    for attempt in range(3):
+        try:
+            return webdriver.Chrome(options=options, service=Service(executable_path=driver))
+        except WebDriverException as error:
+            print(f"chromium did not start (attempt {attempt + 1}): {error.msg}", file=sys.stderr)
+            time.sleep(1)
+    raise AssertionError("chromium did not start")
 
 
 def card(driver, event_id):

@@ -284,9 +284,20 @@ function showCounts(metricsText) {
   document.getElementById("totals").replaceChildren(
     ...tiles.map(([label, value]) => el("div", { class: "tile", "data-total": label }, el("strong", {}, value), el("span", {}, label))),
   );
+  return calls;
 }
 
 // ---- polling ----
+
+let lastCalls = 0;
+
+function restarted() {
+  since = 0;
+  for (const id of ["calls", "strict", "other"]) {
+    document.getElementById(id).replaceChildren();
+    document.getElementById(`${id}-empty`).hidden = false;
+  }
+}
 
 function setStatus(ok, message) {
   const status = document.getElementById("status");
@@ -304,7 +315,12 @@ async function poll() {
       show(event);
     }
     const metrics = await fetch("/metrics", { cache: "no-store" });
-    if (metrics.ok) showCounts(await metrics.text());
+    if (metrics.ok) {
+      const calls = showCounts(await metrics.text());
+      // Fewer calls than before: the sidecar restarted and its event ids start again at 1.
+      if (calls < lastCalls) restarted();
+      lastCalls = calls;
+    }
     setStatus(true, `live · ${clock(new Date().toISOString())}`);
   } catch (error) {
     setStatus(false, `sidecar not reachable: ${error.message}`);
