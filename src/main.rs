@@ -283,8 +283,8 @@ fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     eprintln!(
-        "toolmend: {} repaired, {} refused, {} valid, {} bad lines",
-        total.repaired, total.refused, total.valid, total.bad_lines
+        "toolmend: {} repaired, {} refused, {} invalid, {} valid, {} bad lines",
+        total.repaired, total.refused, total.invalid, total.valid, total.bad_lines
     );
     Ok(if unreadable > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
@@ -303,7 +303,7 @@ fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCod
         }
         _ => {
             let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
-            eprintln!("toolmend: refused: {reason}");
+            eprintln!("toolmend: {}: {reason}", outcome.status.as_str());
             Ok(ExitCode::from(1))
         }
     }
