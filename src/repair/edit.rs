@@ -62,6 +62,8 @@ pub enum EditKind {
     EmptyInput,
     /// The object started again after an unfinished copy: the copy is closed here.
     CloseRestarted,
+    /// `{"name": …, "parameters": {…}}` around the input: the input taken out.
+    UnwrapEnvelope,
 }
 
 impl EditKind {
@@ -76,7 +78,7 @@ impl EditKind {
             EscapeInnerQuote | UnbracketedList | ParseStringified => 4,
             BareList => 5,
             NumericString | BooleanString | DoubleEncoded | ParenForBracket | EmptyInput => 2,
-            RepairKeyQuote | DropLiteralEscape | CloseRestarted => 3,
+            RepairKeyQuote | DropLiteralEscape | CloseRestarted | UnwrapEnvelope => 3,
             ForeignSyntax => 4,
         }
     }
@@ -117,6 +119,7 @@ impl EditKind {
             ParenForBracket => "paren_for_bracket",
             EmptyInput => "empty_input",
             CloseRestarted => "close_restarted",
+            UnwrapEnvelope => "unwrap_envelope",
         }
     }
 }

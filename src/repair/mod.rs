@@ -4,6 +4,7 @@
 
 mod align;
 mod coerce;
+mod foreign;
 pub mod edit;
 pub mod lenient;
 mod lexeme;
@@ -95,7 +96,14 @@ fn repair_invalid(
         }
     };
     let mut readings = Readings::new(schema);
+    if raw.trim().is_empty() {
+        // Only whitespace: no parameters at all, if the tool takes none.
+        let edits = vec![Edit::new(EditKind::EmptyInput, 0..raw.len(), "")];
+        readings.offer(Reading { value: Value::Object(Map::new()), edits, tree: None })?;
+        return readings.decide();
+    }
     lenient_readings(raw, shapes, options, &mut readings)?;
+    foreign::offer(raw, shapes, options.parse, &mut readings)?;
     if let Some(value) = json5_reading(raw, options) {
         let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
         readings.offer(Reading { value, edits, tree: None })?;
