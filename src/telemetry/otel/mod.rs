@@ -6,17 +6,19 @@
 
 mod attributes;
 mod config;
+mod metrics;
 mod queue;
 
 pub use config::{OtelConfig, DEFAULT_QUEUE_CAPACITY};
+pub use metrics::Instruments;
 
 use super::Event;
 use opentelemetry::logs::{AnyValue, LogRecord, Logger, LoggerProvider, Severity};
-use opentelemetry::metrics::{Counter, MeterProvider, ObservableCounter};
+use opentelemetry::metrics::ObservableCounter;
 use opentelemetry::KeyValue;
-use opentelemetry_otlp::{LogExporter, MetricExporter, Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{LogExporter, Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::logs::{LogExporter as _, SdkLogger, SdkLoggerProvider};
-use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::Resource;
 use std::collections::HashMap;
 use std::sync::mpsc::Receiver;
@@ -32,16 +34,6 @@ pub enum OtelError {
     Exporter { signal: &'static str, url: String, source: opentelemetry_otlp::ExporterBuildError },
     #[error("starting the OTLP log thread: {0}")]
     Thread(#[from] std::io::Error),
-}
-
-/// The OTLP counterparts of the Prometheus counters, fed by [`super::Metrics`].
-#[derive(Clone)]
-pub struct Instruments {
-    pub(super) tool_calls: Counter<u64>,
-    pub(super) repair_edits: Counter<u64>,
-    pub(super) strict_tools: Counter<u64>,
-    pub(super) upstream_requests: Counter<u64>,
-    pub(super) hook_runs: Counter<u64>,
 }
 
 /// A running export. Dropping it sends what is queued and the last metrics (for a few seconds
@@ -85,38 +77,12 @@ impl Otel {
         let logger_provider = logger_provider.build();
         let logger = logs_done.is_some().then(|| logger_provider.logger("toolmend"));
 
-        let (meter_provider, instruments, dropped_counter) = match config.metrics_url() {
-            Some(url) => {
-                let exporter = MetricExporter::builder()
-                    .with_http()
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_endpoint(&url)
-                    .with_headers(headers)
-                    .build()
-                    .map_err(|source| OtelError::Exporter { signal: "metrics", url, source })?;
-                let mut reader = PeriodicReader::builder(exporter);
-                if let Some(ms) = config.metric_export_interval_ms {
-                    reader = reader.with_interval(Duration::from_millis(ms.max(1)));
-                }
-                let provider = SdkMeterProvider::builder().with_resource(resource).with_reader(reader.build()).build();
-                let meter = provider.meter("toolmend");
-                let counter = |name: &'static str, description: &'static str| {
-                    meter.u64_counter(name).with_description(description).build()
-                };
-                let instruments = Instruments {
-                    tool_calls: counter("toolmend_tool_calls", "Tool calls seen in streams, by outcome"),
-                    repair_edits: counter("toolmend_repair_edits", "Edits made by repairs, by kind"),
-                    strict_tools: counter("toolmend_strict_tools", "Tools considered for strict injection"),
-                    upstream_requests: counter("toolmend_upstream_requests", "Requests sent upstream, by status"),
-                    hook_runs: counter("toolmend_hook_runs", "Hook commands run, by result"),
-                };
-                let dropped_counter = meter
-                    .u64_observable_counter("toolmend_otel_dropped")
-                    .with_description("OTLP log records dropped: queue full or the collector unreachable")
-                    .with_callback(move |observer| observer.observe(dropped.get(), &[]))
-                    .build();
-                (Some(provider), Some(instruments), Some(dropped_counter))
-            }
+        let metrics = match config.metrics_url() {
+            Some(url) => Some(metrics::start(config, url, headers, resource, dropped)?),
+            None => None,
+        };
+        let (meter_provider, instruments, dropped_counter) = match metrics {
+            Some((provider, instruments, dropped)) => (Some(provider), Some(instruments), Some(dropped)),
             None => (None, None, None),
         };
         Ok(Self {
