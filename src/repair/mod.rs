@@ -4,8 +4,8 @@
 
 mod align;
 mod coerce;
-pub mod edit;
 mod foreign;
+pub mod edit;
 pub mod lenient;
 mod lexeme;
 pub mod outcome;
