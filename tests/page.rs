@@ -82,7 +82,7 @@ async fn a_real_browser_shows_calls_spans_and_updates_without_a_reload() {
     let result: Value = serde_json::from_slice(&output.stdout).unwrap();
     let page = &result["page"];
 
-    assert_eq!(page["listed"], serde_json::json!(["repaired", "repaired", "refused"]));
+    assert_eq!(page["listed"], serde_json::json!(["repaired", "repaired", "refused", "invalid"]));
     let highlights = page["highlights"].as_array().unwrap();
     let bare_list = highlights.iter().find(|h| h["kind"] == "bare_list").expect("the bare list is highlighted");
     assert_eq!(bare_list["text"], "token machine, payout percentage");
@@ -90,8 +90,11 @@ async fn a_real_browser_shows_calls_spans_and_updates_without_a_reload() {
     assert_eq!(page["pwned"], "undefined", "the input's script never ran");
     assert_eq!(page["counts"]["repaired"], 2);
     assert_eq!(page["counts"]["refused"], 1);
+    assert_eq!(page["counts"]["invalid"], 0, "a reported call is not a stream's call");
     assert_eq!(page["counts"]["valid"], 1);
     assert_eq!(page["counts"]["calls"], 4);
+    assert_eq!(page["invalid_badge"], "invalid");
+    assert!(page["invalid_reason"].as_str().unwrap().contains("is not of type"), "{page}");
     assert!(page["strict"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains(common::TOOL)), "{page}");
     assert_eq!(page["same_page"], true, "the new call arrived without a reload");
 

@@ -40,6 +40,9 @@ HOSTILE = (
     '{"query": "<script>window.__pwned = 1</script><img src=x onerror=\'window.__pwned = 2\'>", '
     '"limit": five}'
 )
+# Valid JSON that breaks the schema, as the PostToolBatch hook reports it (POST /events): the
+# stream passes valid JSON without a verdict, so this outcome reaches the page from outside.
+INVALID = '{"query": 42}'
 VALID = '{"query": "fine as it is", "limit": 3}'
 LATE = '{"query": "arrived later", "terms": one, two}'
 
@@ -61,6 +64,13 @@ def call(base, raw):
     with urllib.request.urlopen(request, timeout=30) as response:
         stream = response.read().decode()
     assert "content_block_stop" in stream, stream
+
+
+def report(base, event):
+    request = urllib.request.Request(
+        f"{base}/events", data=json.dumps(event).encode(), headers={"content-type": "application/json"}, method="POST"
+    )
+    urllib.request.urlopen(request, timeout=10).close()
 
 
 def events(base, since=0):
@@ -122,11 +132,14 @@ def text_of(element):
 def check_page(driver, base):
     for raw in [REPAIRED, DIALECT, HOSTILE, VALID]:
         call(base, raw)
+    report(base, {"kind": "hook_invalid", "tool": TOOL, "tool_use_id": "toolu_hook", "outcome": "invalid",
+                  "raw": INVALID, "input": json.loads(INVALID), "edits": [],
+                  "reason": {"code": "schema_mismatch", "message": "'/query': 42 is not of type \"string\""}})
     calls = [e for e in events(base) if "outcome" in e]
-    assert [e["outcome"] for e in calls] == ["repaired", "repaired", "refused"], calls
+    assert [e["outcome"] for e in calls] == ["repaired", "repaired", "refused", "invalid"], calls
 
     driver.get(f"{base}/")
-    wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#calls article")) == 3)
+    wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#calls article")) == 4)
     driver.execute_script("window.__same_page = 'yes'")
 
     listed = [int(a.get_attribute("data-event-id")) for a in driver.find_elements(By.CSS_SELECTOR, "#calls article")]
@@ -169,6 +182,8 @@ def check_page(driver, base):
     wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "#calls article").get_attribute("data-event-id") == str(late["id"]))
     same_page = driver.execute_script("return window.__same_page") == "yes"
     wait_for(lambda: text_of(row_cell(driver, "repaired")) == "3")
+    invalid = next(e for e in calls if e["outcome"] == "invalid")
+    invalid_card = card(driver, invalid["id"])
     return {
         "listed": [e["outcome"] for e in calls],
         "highlights": highlights,
@@ -177,6 +192,8 @@ def check_page(driver, base):
         "counts": counts,
         "strict": strict,
         "late_on_top": True,
+        "invalid_badge": text_of(invalid_card.find_element(By.CSS_SELECTOR, ".badge")),
+        "invalid_reason": text_of(invalid_card.find_element(By.CSS_SELECTOR, ".reason")),
         "same_page": same_page,
     }
 
