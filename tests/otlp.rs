@@ -223,3 +223,29 @@ async fn a_stuck_collector_fills_the_queue_and_streams_do_not_wait_for_it() {
     let _ = std::fs::remove_file(&config);
     serve.stop().await;
 }
+
+#[test]
+fn a_bad_otel_setting_stops_serve_with_an_error_that_names_it() {
+    for (variable, value, says) in [
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported"),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "ftp://collector",
+            "OTEL_EXPORTER_OTLP_ENDPOINT / [otel] endpoint: 'ftp://collector'",
+        ),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "token", "OTEL_EXPORTER_OTLP_HEADERS: 'token' is not key=value"),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolmend"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env(variable, value)
+            .env(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                if variable == "OTEL_EXPORTER_OTLP_ENDPOINT" { value } else { "http://127.0.0.1:1" },
+            )
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{variable}: {stderr}");
+        assert!(stderr.contains(says), "{variable}: {stderr}");
+    }
+}

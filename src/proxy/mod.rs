@@ -39,7 +39,7 @@ pub enum ProxyError {
     Capture { path: String, source: std::io::Error },
     #[error("building the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
-    #[error("OpenTelemetry export: {0}")]
+    #[error(transparent)]
     Otel(#[from] crate::telemetry::otel::OtelError),
 }
 

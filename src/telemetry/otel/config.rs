@@ -77,6 +77,25 @@ impl OtelConfig {
         Ok(self)
     }
 
+    /// Every configured endpoint must be an http or https URL.
+    pub fn check(&self) -> Result<(), OtelError> {
+        let endpoints = [
+            ("endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", &self.endpoint),
+            ("logs_endpoint", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", &self.logs_endpoint),
+            ("metrics_endpoint", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", &self.metrics_endpoint),
+        ];
+        for (key, variable, value) in endpoints {
+            let Some(value) = value else { continue };
+            let fine = reqwest::Url::parse(value).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
+            if !fine {
+                return Err(OtelError::Config(format!(
+                    "{variable} / [otel] {key}: '{value}' is not an http or https URL"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn logs_url(&self) -> Option<String> {
         self.logs_endpoint.clone().or_else(|| self.endpoint.as_deref().map(|base| signal_url(base, "logs")))
     }
@@ -176,6 +195,10 @@ mod tests {
         assert!(error.to_string().contains("OTEL_EXPORTER_OTLP_HEADERS: 'novalue'"), "{error}");
         let error = OtelConfig::default().with_env(env(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")])).unwrap_err();
         assert!(error.to_string().contains("http/protobuf"), "{error}");
+        let config = OtelConfig { metrics_endpoint: Some("ftp://collector".into()), ..OtelConfig::default() };
+        let error = config.check().unwrap_err().to_string();
+        assert!(error.contains("[otel] metrics_endpoint: 'ftp://collector'"), "{error}");
+        assert!(OtelConfig { endpoint: Some("http://127.0.0.1:4318".into()), ..OtelConfig::default() }.check().is_ok());
         let error = toml::from_str::<OtelConfig>("endpoit = \"x\"").unwrap_err().to_string();
         assert!(error.contains("endpoit"), "{error}");
     }

@@ -34,7 +34,7 @@ pub(super) fn start(
         .with_endpoint(&url)
         .with_headers(headers)
         .build()
-        .map_err(|source| OtelError::Exporter { signal: "metrics", url, source })?;
+        .map_err(|why| OtelError::Exporter { signal: "metrics", url, why })?;
     let mut reader = PeriodicReader::builder(exporter);
     if let Some(ms) = config.metric_export_interval_ms {
         reader = reader.with_interval(Duration::from_millis(ms.max(1)));

@@ -30,8 +30,8 @@ use std::time::{Duration, SystemTime};
 pub enum OtelError {
     #[error("{0}")]
     Config(String),
-    #[error("building the OTLP {signal} exporter for {url}: {source}")]
-    Exporter { signal: &'static str, url: String, source: opentelemetry_otlp::ExporterBuildError },
+    #[error("building the OTLP {signal} exporter for {url}: {why}")]
+    Exporter { signal: &'static str, url: String, why: opentelemetry_otlp::ExporterBuildError },
     #[error("starting the OTLP log thread: {0}")]
     Thread(#[from] std::io::Error),
 }
@@ -54,6 +54,7 @@ impl Otel {
         config: &OtelConfig,
         dropped: prometheus_client::metrics::counter::Counter,
     ) -> Result<Self, OtelError> {
+        config.check()?;
         crate::init_tls();
         let resource = resource(config);
         let headers: HashMap<String, String> = config.headers.clone().into_iter().collect();
@@ -67,7 +68,7 @@ impl Otel {
                 .with_endpoint(&url)
                 .with_headers(headers.clone())
                 .build()
-                .map_err(|source| OtelError::Exporter { signal: "logs", url, source })?;
+                .map_err(|why| OtelError::Exporter { signal: "logs", url, why })?;
             exporter.set_resource(&resource);
             let capacity = config.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY);
             let (processor, done) = queue::start(exporter, capacity, dropped.clone())?;
