@@ -32,13 +32,15 @@ impl Serve {
         if let Some(endpoint) = endpoint {
             command.env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
         }
-        let child = command.spawn().expect("starting toolmend serve");
+        let mut child = command.spawn().expect("starting toolmend serve");
         for _ in 0..200 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return Self { child, url: format!("http://127.0.0.1:{port}") };
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("toolmend serve did not start");
     }
 }
