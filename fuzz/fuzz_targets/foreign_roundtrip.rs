@@ -31,11 +31,16 @@ fuzz_target!(|data: &[u8]| {
     for chunk in data.chunks(6).take(4) {
         let key = KEYS[usize::from(chunk[0]) % KEYS.len()];
         let value: String = chunk[1..].iter().map(|b| PIECES[usize::from(*b) % PIECES.len()]).collect();
-        let form = chunk[0] / 3 % 2;
-        raw.push_str(&match form {
-            0 => format!("<parameter name=\"{key}\">{value}</parameter>\n"),
-            _ => format!("<parameter={key}>\n{value}\n</parameter>\n"),
-        });
+        // One line break after the opening tag and one before the closing tag are the syntax's.
+        let (written, value) = match chunk[0] / 3 % 2 {
+            0 => {
+                let inner = value.strip_prefix('\n').unwrap_or(&value);
+                let inner = inner.strip_suffix('\n').unwrap_or(inner).to_string();
+                (format!("<parameter name=\"{key}\">{value}</parameter>\n"), inner)
+            }
+            _ => (format!("<parameter={key}>\n{value}\n</parameter>\n"), value),
+        };
+        raw.push_str(&written);
         if meant.insert(key.to_string(), Value::String(value)).is_some() {
             return; // a key given twice: not a call anyone wrote
         }
