@@ -296,7 +296,9 @@ fn json_that_breaks_the_schema_is_coerced_only_losslessly() {
     .unwrap();
     let coerced = run(r#"{"file_path": "/a", "offset": "120", "all": "true"}"#, &read);
     assert_eq!(coerced.input, Some(json!({"file_path": "/a", "offset": 120, "all": true})));
-    for raw in [r#"{"file_path": "/a", "offset": "12 0"}"#, r#"{"file_path": "/a", "offset": "ten"}"#, r#"{"file_path": 5}"#] {
+    for raw in
+        [r#"{"file_path": "/a", "offset": "12 0"}"#, r#"{"file_path": "/a", "offset": "ten"}"#, r#"{"file_path": 5}"#]
+    {
         let outcome = run(raw, &read);
         assert_eq!(outcome.status, Status::Invalid, "{raw}");
         assert_eq!(outcome.input, Some(serde_json::from_str::<Value>(raw).unwrap()));

@@ -1,5 +1,6 @@
 //! The sidecar's settings: a TOML file, overridden by `TOOLMEND_*` variables and flags.
 
+use super::examples::ExamplesConfig;
 use super::hooks::HookConfig;
 use super::strict::StrictConfig;
 use crate::telemetry::otel::OtelConfig;
@@ -30,6 +31,7 @@ pub struct FileConfig {
     #[serde(default)]
     pub hooks: Vec<HookConfig>,
     pub otel: Option<OtelConfig>,
+    pub examples: Option<ExamplesConfig>,
 }
 
 impl FileConfig {
@@ -65,6 +67,7 @@ pub struct Config {
     pub hooks: Vec<HookConfig>,
     /// OpenTelemetry export; off unless it names an endpoint.
     pub otel: OtelConfig,
+    pub examples: ExamplesConfig,
 }
 
 impl Default for Config {
@@ -90,6 +93,7 @@ impl Config {
             strict: file.strict.unwrap_or_default(),
             hooks: file.hooks,
             otel: file.otel.unwrap_or_default(),
+            examples: file.examples.unwrap_or_default(),
         }
     }
 

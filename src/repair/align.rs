@@ -288,7 +288,9 @@ impl<'s> Aligner<'s> {
 /// the value it spells, nothing added or lost.
 fn scalar_in_string(text: &str, shape: &Shape) -> Option<(Value, EditKind)> {
     match shape {
-        Shape::Integer | Shape::Number => lexeme::json_number(text).map(|n| (Value::Number(n), EditKind::NumericString)),
+        Shape::Integer | Shape::Number => {
+            lexeme::json_number(text).map(|n| (Value::Number(n), EditKind::NumericString))
+        }
         Shape::Boolean => match text {
             "true" => Some((Value::Bool(true), EditKind::BooleanString)),
             "false" => Some((Value::Bool(false), EditKind::BooleanString)),

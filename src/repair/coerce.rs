@@ -18,17 +18,17 @@ pub fn coerce(raw: &str, value: Value, schema: &ToolSchema, options: &RepairOpti
         return Outcome::valid(value);
     };
     let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
-    let invalid = |value| Outcome::invalid(value, Refusal::new(RefusalCode::SchemaMismatch, format!("{at}: {message}"), None));
+    let invalid =
+        |value| Outcome::invalid(value, Refusal::new(RefusalCode::SchemaMismatch, format!("{at}: {message}"), None));
     let may_be_cut = options.stop_reason.as_deref().map(StopReason::parse).is_some_and(|r| !r.ends_block_normally());
     if may_be_cut {
         return invalid(value);
     }
     let mut readings = Readings::new(Some(schema));
-    let offered = offer_coerced(raw, schema, options.parse, &mut readings)
-        .and_then(|()| match &value {
-            Value::String(inner) => offer_decoded(raw, inner, schema, options.parse, &mut readings),
-            _ => Ok(()),
-        });
+    let offered = offer_coerced(raw, schema, options.parse, &mut readings).and_then(|()| match &value {
+        Value::String(inner) => offer_decoded(raw, inner, schema, options.parse, &mut readings),
+        _ => Ok(()),
+    });
     match offered.and_then(|()| readings.decide()) {
         Ok((repaired, edits)) => Outcome::repaired(repaired, edits),
         Err(_) => invalid(value),

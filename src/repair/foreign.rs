@@ -94,7 +94,11 @@ pub fn offer(raw: &str, shapes: &ShapeSet, _parse: ParseOptions, readings: &mut 
             edits.push(edit.clone());
         }
         if let Some(at) = clash {
-            return Err(Refusal::new(RefusalCode::Ambiguous, "a parameter is given twice with different values", Some(at)));
+            return Err(Refusal::new(
+                RefusalCode::Ambiguous,
+                "a parameter is given twice with different values",
+                Some(at),
+            ));
         }
         readings.offer(Reading { value: Value::Object(map), edits, tree: None })?;
     }
@@ -177,7 +181,8 @@ fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
                 pos = after;
             }
             "arg_value" => {
-                let (key, _) = pending_key.take().ok_or_else(|| syntax("an <arg_value> without its <arg_key>", start))?;
+                let (key, _) =
+                    pending_key.take().ok_or_else(|| syntax("an <arg_value> without its <arg_key>", start))?;
                 let (value_span, after) = element_text(raw, pos, "arg_value")?;
                 parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span });
                 pos = after;

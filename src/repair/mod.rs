@@ -4,8 +4,8 @@
 
 mod align;
 mod coerce;
-mod foreign;
 pub mod edit;
+mod foreign;
 pub mod lenient;
 mod lexeme;
 pub mod outcome;

@@ -56,9 +56,18 @@ impl<'a> Readings<'a> {
         Ok(())
     }
 
-    /// A reading that did not get as far as a value (its text did not follow the grammar).
+    /// A reading that did not get as far as a fitting value. The refusal kept is the one that
+    /// says most: a reading that got to a value beats one that hit bad syntax, which beats one
+    /// that found no object at all; among equals, the first.
     pub fn fail(&mut self, refusal: Refusal) {
-        self.first_failure.get_or_insert(refusal);
+        let rank = |r: &Refusal| match r.code {
+            RefusalCode::NoObject => 0,
+            RefusalCode::Syntax => 1,
+            _ => 2,
+        };
+        if self.first_failure.as_ref().is_none_or(|kept| rank(&refusal) > rank(kept)) {
+            self.first_failure = Some(refusal);
+        }
     }
 
     /// The one reading that fits, or why there is none.
