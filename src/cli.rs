@@ -119,7 +119,8 @@ pub struct ServeArgs {
     /// Append every call that was not valid to this JSON Lines file (mode 0600) [env: TOOLMEND_CAPTURE].
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
-    /// Leave raw and repaired inputs out of /events [env: TOOLMEND_REDACT_INPUTS].
+    /// Leave raw and repaired inputs out of /events, the live page and OTLP log records
+    /// [env: TOOLMEND_REDACT_INPUTS].
     #[arg(long)]
     pub redact_inputs: bool,
 }

@@ -8,6 +8,7 @@ use super::{adaptive, examples, hooks, ProxyError};
 use crate::repair::Status;
 use crate::schema::SchemaCache;
 use crate::stream::Decision;
+use crate::telemetry::otel::Otel;
 use crate::telemetry::{Event, EventLog, Metrics};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -26,6 +27,7 @@ pub struct App {
     pub tracker: TaskTracker,
     pub(crate) hosts: AllowedHosts,
     hooks: hooks::Hooks,
+    otel: Option<Otel>,
     request_counter: AtomicU64,
     /// Example inputs per tool, from the config and its examples file.
     pub examples: examples::ExampleSet,
@@ -53,8 +55,17 @@ impl App {
             }
             None => None,
         };
+        let mut metrics = Metrics::new(config.tool_label_limit);
+        let otel = match config.otel.is_enabled() {
+            true => Some(Otel::start(&config.otel, metrics.otel_dropped.clone())?),
+            false => None,
+        };
+        if let Some(instruments) = otel.as_ref().and_then(Otel::instruments) {
+            metrics.mirror_to(instruments);
+        }
         Ok(Self {
-            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
+            metrics: Arc::new(metrics),
+            otel,
             events: EventLog::new(config.events_capacity, config.events_max_bytes),
             schemas: SchemaCache::new(4096),
             capture,
@@ -91,6 +102,9 @@ impl App {
     /// Records an event and runs the hooks that want it.
     pub(crate) fn record_event(&self, kind: &str, fields: Value) -> Event {
         let recorded = self.events.push(kind, fields);
+        if let Some(otel) = &self.otel {
+            otel.export_event(&recorded.event);
+        }
         if !recorded.kept {
             self.metrics.count_event_dropped("over_events_max_bytes");
             tracing::warn!(kind, "event larger than events_max_bytes: not kept for /events");
@@ -146,6 +160,11 @@ impl App {
                 "reason": reason,
                 "raw": if redact { Value::Null } else { json!(decision.raw) },
                 "input": if redact { None } else { outcome.input.clone() },
+                // The exact text the re-issued call carried (the stream sends `to_string()`).
+                "sent": match (&outcome.input, outcome.status) {
+                    (Some(input), Status::Repaired) if !redact => Some(input.to_string()),
+                    _ => None,
+                },
             }),
         );
     }

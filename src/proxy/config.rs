@@ -4,6 +4,7 @@
 use super::examples::ExamplesConfig;
 use super::hooks::HookConfig;
 use super::strict::StrictConfig;
+use crate::telemetry::otel::OtelConfig;
 use crate::telemetry::EVENT_KINDS;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -35,6 +36,7 @@ pub struct FileConfig {
     pub strict: Option<StrictConfig>,
     #[serde(default)]
     pub hooks: Vec<HookConfig>,
+    pub otel: Option<OtelConfig>,
     pub examples: Option<ExamplesConfig>,
 }
 
@@ -55,6 +57,8 @@ pub enum ConfigError {
     Parse { path: PathBuf, source: toml::de::Error },
     #[error("{key}: {message}")]
     Invalid { key: String, message: String },
+    #[error(transparent)]
+    Otel(#[from] crate::telemetry::otel::OtelError),
 }
 
 impl ConfigError {
@@ -91,6 +95,8 @@ pub struct Config {
     pub capture: Option<PathBuf>,
     pub strict: StrictConfig,
     pub hooks: Vec<HookConfig>,
+    /// OpenTelemetry export; off unless it names an endpoint.
+    pub otel: OtelConfig,
     pub examples: ExamplesConfig,
 }
 
@@ -120,6 +126,7 @@ impl Config {
             capture: file.capture,
             strict: file.strict.unwrap_or_default(),
             hooks: file.hooks,
+            otel: file.otel.unwrap_or_default(),
             examples: file.examples.unwrap_or_default(),
         }
     }

@@ -56,6 +56,14 @@ pub async fn report_event(State(app): State<Arc<App>>, headers: HeaderMap, body:
     for key in ["kind", "id", "time"] {
         event.remove(key);
     }
+    // `--redact-inputs` holds for reported calls too.
+    if app.config.redact_inputs {
+        for field in ["raw", "input", "sent"] {
+            if let Some(value) = event.get_mut(field) {
+                *value = Value::Null;
+            }
+        }
+    }
     let stored = app.record_event(&kind, Value::Object(event));
     (StatusCode::CREATED, Json(json!({"id": stored.id}))).into_response()
 }

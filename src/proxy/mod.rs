@@ -1,6 +1,6 @@
 //! The sidecar: a transparent Messages API proxy that repairs tool input in the stream.
-//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
-//! front of the catch-all forward.
+//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`, the
+//! live page at `GET /`) in front of the catch-all forward.
 
 pub mod adaptive;
 mod app;
@@ -13,6 +13,7 @@ mod headers;
 pub mod hooks;
 mod host;
 mod local;
+mod page;
 mod path;
 mod relay;
 mod rewrite;
@@ -44,6 +45,8 @@ pub enum ProxyError {
     #[error("building the HTTP client")]
     Client(#[source] reqwest::Error),
     #[error(transparent)]
+    Otel(#[from] crate::telemetry::otel::OtelError),
+    #[error(transparent)]
     Examples(#[from] examples::ExamplesError),
     #[error(transparent)]
     StrictState(#[from] adaptive::StateError),
@@ -54,6 +57,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(local::healthz))
         .route("/metrics", get(local::metrics))
         .route("/events", get(local::events).post(local::report_event))
+        .merge(page::routes())
         .fallback(forward::forward)
         .layer(axum::middleware::from_fn_with_state(app.clone(), host::check))
         .with_state(app)

@@ -1,5 +1,5 @@
-//! One step from what the user said to a [`Config`]: flags win over `TOOLMEND_*` variables,
-//! which win over the TOML file. The binary only collects the flags and hands over the
+//! One step from what the user said to a [`Config`]: flags win over `TOOLMEND_*` (and the
+//! standard `OTEL_*`) variables, which win over the TOML file. The binary only collects the flags and hands over the
 //! environment.
 
 use super::config::{Config, ConfigError, FileConfig};
@@ -48,6 +48,8 @@ pub fn layer(mut file: FileConfig, flags: Flags, env: impl Fn(&str) -> Option<St
     if let Some(value) = env("TOOLMEND_REDACT_INPUTS") {
         file.redact_inputs = Some(parse_bool("TOOLMEND_REDACT_INPUTS", &value)?);
     }
+    // The standard OTEL_* variables, over the file's [otel] section.
+    file.otel = Some(file.otel.unwrap_or_default().with_env(env)?);
     file.listen = flags.listen.or(file.listen);
     file.upstream = flags.upstream.or(file.upstream);
     file.capture = flags.capture.or(file.capture);
