@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
-    Cli, Command, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs, StrictCheckArgs,
+    Cli, Command, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs, RunArgs, ScanArgs,
+    ServeArgs, SettingsScope, StrictCheckArgs,
 };
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
 use toolmend::proxy::{Config, FileConfig, Server};
@@ -25,12 +26,15 @@ fn main() -> ExitCode {
     }));
     let result = match cli.command {
         Command::Serve(args) => run_serve(args),
+        Command::Run(args) => run_wrapped(args),
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
         Command::Scan(args) => run_scan(args),
         Command::FixTranscript(args) => run_fix_transcript(args),
         Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
+        Command::Hook(HookCommand::Install(args)) => run_hook_install(args),
+        Command::Hook(HookCommand::Uninstall(scope)) => run_hook_uninstall(scope),
     };
     match result {
         Ok(code) => code,
@@ -51,25 +55,18 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
 }
 
-fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+fn init_logging(default_level: &str) {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| default_level.into()),
+        )
         .with_writer(io::stderr)
         .init();
-    let mut file = match &args.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
-    };
-    file.listen = args.listen.or(file.listen);
-    file.upstream = args.upstream.or(file.upstream);
-    file.capture = args.capture.or(file.capture);
-    if args.allow_remote {
-        file.allow_remote = Some(true);
-    }
-    if args.redact_inputs {
-        file.redact_inputs = Some(true);
-    }
-    let config = Config::from_file(file);
+}
+
+fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+    init_logging("info");
+    let config = Config::from_file(serve_file_config(args)?);
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
         tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
@@ -83,6 +80,84 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
         server.run(shutdown).await.context("serving")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Flags (and their variables) over the config file.
+fn serve_file_config(args: ServeArgs) -> Result<FileConfig> {
+    let mut file = match &args.config {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    file.listen = args.listen.or(file.listen);
+    file.upstream = args.upstream.or(file.upstream);
+    file.capture = args.capture.or(file.capture);
+    if args.allow_remote {
+        file.allow_remote = Some(true);
+    }
+    if args.redact_inputs {
+        file.redact_inputs = Some(true);
+    }
+    Ok(file)
+}
+
+/// `toolmend run -- COMMAND`: the command's exit code; the summary unless `--quiet`.
+fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
+    // Warnings only: the command may be an interactive program that owns the terminal.
+    init_logging("warn");
+    let file = serve_file_config(args.serve)?;
+    let config = toolmend::run::sidecar_config(file, std::env::var_os("ANTHROPIC_BASE_URL").as_deref());
+    match runtime()?.block_on(toolmend::run::run(config, &args.command)) {
+        Ok(finished) => {
+            if !args.quiet {
+                eprint!("{}", finished.summary);
+            }
+            Ok(ExitCode::from(finished.exit_code))
+        }
+        Err(error) => {
+            eprintln!("toolmend: {error}");
+            Ok(ExitCode::from(error.exit_code()))
+        }
+    }
+}
+
+fn settings_path(scope: &SettingsScope) -> Result<std::path::PathBuf> {
+    use toolmend::hook_install::Scope;
+    let chosen = match (scope.project, scope.local) {
+        (true, _) => Scope::Project,
+        (_, true) => Scope::Local,
+        _ => Scope::User,
+    };
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
+    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR").map(std::path::PathBuf::from);
+    let project = std::env::current_dir().context("finding the current folder")?;
+    Ok(toolmend::hook_install::settings_path(chosen, &home, config_dir.as_deref(), &project))
+}
+
+fn run_hook_install(args: HookInstallArgs) -> Result<ExitCode> {
+    let path = settings_path(&args.scope)?;
+    let exe = std::env::current_exe().context("finding the toolmend binary")?;
+    let program = toolmend::hook_install::program_name(&exe, std::env::var_os("PATH").as_deref());
+    let command = toolmend::hook_install::hook_command(&program, args.report.as_deref());
+    let change = toolmend::hook_install::install(&path, &command)?;
+    report_change(&change, &path, &format!("added the PostToolBatch hook `{command}` to"), "already installed in");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_hook_uninstall(scope: SettingsScope) -> Result<ExitCode> {
+    let path = settings_path(&scope)?;
+    let change = toolmend::hook_install::uninstall(&path)?;
+    report_change(&change, &path, "removed the PostToolBatch hook from", "no toolmend hook in");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_change(change: &toolmend::hook_install::Change, path: &Path, done: &str, nothing: &str) {
+    match change {
+        toolmend::hook_install::Change::Written { backup: Some(backup) } => {
+            eprintln!("toolmend: {done} {} (previous file: {})", path.display(), backup.display())
+        }
+        toolmend::hook_install::Change::Written { backup: None } => eprintln!("toolmend: {done} {}", path.display()),
+        _ => eprintln!("toolmend: {nothing} {}; nothing changed", path.display()),
+    }
 }
 
 async fn wait_for_signal() {
