@@ -18,7 +18,8 @@ pub fn render(metrics: &Metrics) -> String {
         }
     }
     if text.is_empty() {
-        text = format!("toolmend: {valid} tool calls, none needed repair\n");
+        let calls = if valid == 1 { "call" } else { "calls" };
+        text = format!("toolmend: {valid} tool {calls}, none needed repair\n");
     }
     text
 }
@@ -32,7 +33,7 @@ mod tests {
         let metrics = Metrics::new(10);
         assert_eq!(render(&metrics), "toolmend: 0 tool calls, none needed repair\n");
         metrics.count_tool_call("Bash", "valid");
-        assert_eq!(render(&metrics), "toolmend: 1 tool calls, none needed repair\n");
+        assert_eq!(render(&metrics), "toolmend: 1 tool call, none needed repair\n");
         for outcome in ["repaired", "repaired", "refused", "valid"] {
             metrics.count_tool_call("mcp__search__search", outcome);
         }
