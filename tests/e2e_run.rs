@@ -94,7 +94,10 @@ async fn claude_code_under_toolmend_run_reaches_the_users_base_url_and_runs_the_
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains(&format!("toolmend: {TOOL}: 1 repaired, 0 refused, 0 invalid\n")), "{stderr}");
     let messages: Vec<&str> = requests.iter().map(|r| r.path.as_str()).filter(|p| p.contains("/v1/messages")).collect();
-    assert!(!messages.is_empty() && messages.iter().all(|p| p.starts_with("/gateway/anthropic/v1/messages")), "{messages:?}");
+    assert!(
+        !messages.is_empty() && messages.iter().all(|p| p.starts_with("/gateway/anthropic/v1/messages")),
+        "{messages:?}"
+    );
     // The two other variables reached the CLI: fine-grained streaming asked for, the MCP tool's
     // schema sent up front.
     let tool = offered_tool(&requests).expect("the MCP tool's schema is in the request");
@@ -180,8 +183,7 @@ fn shell(script: &str, extra: &[(&str, &str)]) -> tokio::process::Command {
 
 #[tokio::test]
 async fn the_command_gets_the_sidecar_and_the_users_own_values_win() {
-    let script =
-        r#"printf '%s\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING" "$ENABLE_TOOL_SEARCH""#;
+    let script = r#"printf '%s\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING" "$ENABLE_TOOL_SEARCH""#;
     let output = finish(shell(script, &[("ENABLE_TOOL_SEARCH", "true")])).await;
     let stdout = text(&output.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -216,8 +218,10 @@ async fn signal_wrapper(script: &str, signal: &str) -> Output {
 
 #[tokio::test]
 async fn sigint_and_sigterm_to_the_wrapper_reach_the_command_and_its_code_comes_back() {
-    // The command traps the signal and exits with a code of its own choosing.
-    let trapping = r#"trap 'exit 42' INT; trap 'exit 43' TERM; echo ready; while :; do sleep 0.05; done"#;
+    // The command traps the signal and exits with a code of its own choosing (or, should the
+    // signal never come, ends after about 30 s instead of outliving the test).
+    let trapping = r#"trap 'exit 42' INT; trap 'exit 43' TERM; echo ready
+        i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done"#;
     assert_eq!(signal_wrapper(trapping, "-INT").await.status.code(), Some(42));
     assert_eq!(signal_wrapper(trapping, "-TERM").await.status.code(), Some(43));
     // The command dies of it: 128 + the signal, as a shell reports it.
@@ -241,7 +245,8 @@ async fn a_sidecar_that_cannot_start_runs_nothing_and_says_why() {
     let addr = taken.local_addr().unwrap().to_string();
     let marker = std::env::temp_dir().join(format!("toolmend-run-marker-{}", std::process::id()));
     let script = format!("touch '{}'", marker.display());
-    let output = finish(toolmend_run(&std::env::temp_dir(), &["--listen", &addr, "--", "sh", "-c", &script], &[])).await;
+    let output =
+        finish(toolmend_run(&std::env::temp_dir(), &["--listen", &addr, "--", "sh", "-c", &script], &[])).await;
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("the sidecar could not start, so sh was not run") && stderr.contains(&addr), "{stderr}");

@@ -153,7 +153,10 @@ mod tests {
     #[test]
     fn installing_twice_leaves_one_entry_and_a_new_report_url_replaces_it() {
         let once = with_hook(None, OURS).unwrap().unwrap();
-        assert_eq!(value(&once), json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": OURS}]}]}}));
+        assert_eq!(
+            value(&once),
+            json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": OURS}]}]}})
+        );
         assert_eq!(with_hook(Some(&once), OURS).unwrap(), None);
         let other = "'/opt/my tools/toolmend' hook post-tool-batch";
         let replaced = value(&with_hook(Some(&once), other).unwrap().unwrap());
@@ -166,7 +169,10 @@ mod tests {
             {"hooks": [{"type": "command", "command": "log-batch"}, {"type": "command", "command": "/bin/toolmend hook post-tool-batch"}]},
             {"hooks": [{"type": "command", "command": "toolmend hook post-tool-batch"}]}]}}"#;
         let after = value(&without_hook(mixed).unwrap().unwrap());
-        assert_eq!(after, json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": "log-batch"}]}]}}));
+        assert_eq!(
+            after,
+            json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": "log-batch"}]}]}})
+        );
         let installed = with_hook(Some(r#"{"model": "opus"}"#), OURS).unwrap().unwrap();
         assert_eq!(value(&without_hook(&installed).unwrap().unwrap()), json!({"model": "opus"}));
         assert_eq!(without_hook(r#"{"model": "opus"}"#).unwrap(), None);

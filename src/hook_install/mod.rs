@@ -171,10 +171,7 @@ mod tests {
         assert_eq!(settings_path(Scope::User, home, None, project), Path::new("/home/me/.claude/settings.json"));
         assert_eq!(settings_path(Scope::User, home, Some(Path::new("/cfg")), project), Path::new("/cfg/settings.json"));
         assert_eq!(settings_path(Scope::Project, home, None, project), Path::new("/src/app/.claude/settings.json"));
-        assert_eq!(
-            settings_path(Scope::Local, home, None, project),
-            Path::new("/src/app/.claude/settings.local.json")
-        );
+        assert_eq!(settings_path(Scope::Local, home, None, project), Path::new("/src/app/.claude/settings.local.json"));
     }
 
     #[test]

@@ -52,7 +52,10 @@ mod tests {
 
     #[test]
     fn an_empty_base_url_is_no_upstream() {
-        assert_eq!(inherited_upstream(Some(OsStr::new(" https://gw.example/anthropic "))).as_deref(), Some("https://gw.example/anthropic"));
+        assert_eq!(
+            inherited_upstream(Some(OsStr::new(" https://gw.example/anthropic "))).as_deref(),
+            Some("https://gw.example/anthropic")
+        );
         assert_eq!(inherited_upstream(Some(OsStr::new(""))), None);
         assert_eq!(inherited_upstream(None), None);
     }
