@@ -5,6 +5,7 @@
 
 use super::edit::{total_cost, Edit, EditKind};
 use super::lenient::{Node, NodeKind};
+use super::lexeme;
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::{escape_pointer, Shape, ShapeId, ShapeSet};
 use serde_json::{Map, Value};
@@ -167,16 +168,20 @@ impl<'s> Aligner<'s> {
     ) -> Aligned {
         let mut note = |kind| edits.push(Edit::new(kind, span.clone(), pointer));
         let value = match (self.shapes.get(id), text) {
-            (Shape::Boolean | Shape::Any, "True" | "False") => {
+            // Python's and JavaScript's literals mean what they say, never the word as text:
+            // where the schema wants a string, the reading fails and the call is refused.
+            (_, "True" | "False" | "None" | "undefined") => {
                 note(EditKind::ForeignLiteral);
-                Value::Bool(text == "True")
-            }
-            (Shape::Null | Shape::Any, "None" | "undefined") => {
-                note(EditKind::ForeignLiteral);
-                Value::Null
+                let literal = match text {
+                    "True" => Value::Bool(true),
+                    "False" => Value::Bool(false),
+                    _ => Value::Null,
+                };
+                let node = Node { span: span.clone(), kind: NodeKind::Null };
+                return Ok(self.wrap_if_listed(literal, &node, id, pointer, edits));
             }
             (Shape::Any, _) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
-                let Ok(number) = text.parse::<serde_json::Number>() else {
+                let Some(number) = lexeme::json_number(text) else {
                     return Err(Refusal::new(
                         RefusalCode::Syntax,
                         format!("malformed number '{text}'"),
@@ -186,12 +191,12 @@ impl<'s> Aligner<'s> {
                 note(EditKind::BareNumber);
                 Value::Number(number)
             }
-            (Shape::Integer | Shape::Number, _) => match text.parse::<serde_json::Number>() {
-                Ok(number) => {
+            (Shape::Integer | Shape::Number, _) => match lexeme::json_number(text) {
+                Some(number) => {
                     note(EditKind::BareNumber);
                     Value::Number(number)
                 }
-                Err(_) => {
+                None => {
                     note(EditKind::BareString);
                     Value::String(text.to_string())
                 }

@@ -3,7 +3,7 @@
 
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_until, take_while, take_while1};
-use nom::character::complete::{char, digit0, digit1, one_of, satisfy};
+use nom::character::complete::{char, one_of, satisfy};
 use nom::combinator::{opt, recognize};
 use nom::sequence::pair;
 use nom::{IResult, Parser};
@@ -12,11 +12,14 @@ type Lex<'a> = IResult<&'a str, &'a str>;
 
 /// `number = "-"? ("0" | [1-9][0-9]*) ("." [0-9]+)? ([eE] [+-]? [0-9]+)?`
 fn number(input: &str) -> Lex<'_> {
+    // `take_while` rather than `digit0`: the latter stops one digit short at the end of input.
+    let digits = || take_while(|c: char| c.is_ascii_digit());
+    let digits1 = || take_while1(|c: char| c.is_ascii_digit());
     recognize((
         opt(char('-')),
-        alt((tag("0"), recognize(pair(one_of("123456789"), digit0)))),
-        opt(pair(char('.'), digit1)),
-        opt((one_of("eE"), opt(one_of("+-")), digit1)),
+        alt((tag("0"), recognize(pair(one_of("123456789"), digits())))),
+        opt(pair(char('.'), digits1())),
+        opt((one_of("eE"), opt(one_of("+-")), digits1())),
     ))
     .parse(input)
 }
@@ -68,6 +71,11 @@ pub fn number_len(input: &str) -> Option<usize> {
     matched(number(input))
 }
 
+/// `text` as a JSON number keeping its exact text (`1e3` stays `1e3`), if it is one whole.
+pub fn json_number(text: &str) -> Option<serde_json::Number> {
+    (number_len(text) == Some(text.len())).then(|| serde_json::Number::from_string_unchecked(text.to_string()))
+}
+
 pub fn literal_len(input: &str) -> Option<usize> {
     matched(literal(input))
 }
@@ -95,8 +103,10 @@ mod tests {
     #[test]
     fn terminals_match_what_the_grammar_says() {
         type Lexer = fn(&str) -> Option<usize>;
-        let table: [(Lexer, &str, Option<usize>); 14] = [
+        let table: [(Lexer, &str, Option<usize>); 16] = [
             (number_len, "-12.5e+3,", Some(8)),
+            (number_len, "5000", Some(4)),
+            (number_len, "1.25e3", Some(6)),
             (number_len, "0123", Some(1)),
             (number_len, "+1", None),
             (number_len, ".5", None),

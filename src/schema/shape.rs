@@ -137,6 +137,13 @@ impl ShapeSet {
         textual
     }
 
+    /// Whether nothing constrains a value of shape `id` (it may be text as well as anything).
+    pub fn is_unconstrained(&self, id: ShapeId) -> bool {
+        let mut any = false;
+        self.visit(id, 0, &mut |shape| any |= matches!(shape, Shape::Any));
+        any
+    }
+
     fn find_map<'a, T>(&'a self, id: ShapeId, f: &mut impl FnMut(&'a Shape) -> Option<T>) -> Option<T> {
         let mut found = None;
         self.visit(id, 0, &mut |shape| {

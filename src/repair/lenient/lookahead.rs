@@ -2,10 +2,20 @@
 //! the object may be dropped. Each look is bounded so the whole parse stays linear.
 
 use super::parser::{FrameKind, Parser};
+use super::wrapper;
 use crate::repair::lexeme;
 
 /// Longest quoted key a look ahead will scan for.
 const MAX_KEY_LOOKAHEAD: usize = 256;
+
+/// A key followed by `:`, found by a look ahead.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KeyAt {
+    pub after_colon: usize,
+    /// Declared and quoted: structure, never text.
+    pub strong: bool,
+    pub quoted: bool,
+}
 
 pub(super) fn is_closer(byte: u8) -> bool {
     matches!(byte, b'}' | b']')
@@ -32,22 +42,29 @@ impl Parser<'_> {
     /// any name count; an unquoted word counts only where `allow_bare` and it is a key the
     /// enclosing object declares (any word, when it declares none).
     pub(super) fn key_colon_at(&self, pos: usize, allow_bare: bool) -> Option<usize> {
+        self.key_at(pos, allow_bare).map(|key| key.after_colon)
+    }
+
+    /// The key at `pos`, with how strongly it marks structure: a quoted name the object
+    /// declares (or any quoted name where it declares none) is strong; an undeclared quoted
+    /// name or an unquoted word is weak — inside bare text it may just be text.
+    pub(super) fn key_at(&self, pos: usize, allow_bare: bool) -> Option<KeyAt> {
         let bytes = self.src.as_bytes();
         let first = *bytes.get(pos)?;
-        let after_key = if first == b'"' || first == b'\'' {
+        let (after_key, strong) = if first == b'"' || first == b'\'' {
             let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
             let close = bytes[pos + 1..limit].iter().position(|&b| b == first || b == b'\n').map(|i| pos + 1 + i)?;
             if bytes[close] != first {
                 return None;
             }
-            close + 1
+            (close + 1, self.is_declared_or_open(&self.src[pos + 1..close]))
         } else if allow_bare {
             let len = lexeme::identifier_len(&self.src[pos..])?;
             let word = &self.src[pos..pos + len];
             if !self.is_known_key(word) {
                 return None;
             }
-            pos + len
+            (pos + len, false)
         } else {
             return None;
         };
@@ -55,7 +72,18 @@ impl Parser<'_> {
         if bytes.get(colon) != Some(&b':') || self.src[colon..].starts_with("://") {
             return None;
         }
-        Some(colon + 1)
+        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'' })
+    }
+
+    /// Whether a quoted `name` is strong structure: the enclosing object declares it, or
+    /// declares no names at all (no schema to tell).
+    fn is_declared_or_open(&self, name: &str) -> bool {
+        let keys = if self.frames.is_empty() {
+            self.shapes.known_keys(self.shapes.root())
+        } else {
+            self.object_keys().map(<[_]>::to_vec)
+        };
+        keys.is_none_or(|keys| keys.contains(&name))
     }
 
     fn is_known_key(&self, word: &str) -> bool {
@@ -92,7 +120,7 @@ impl Parser<'_> {
     }
 
     /// Whether the closer at `pos` can end the innermost container: what follows it continues
-    /// the parent (or, at the top, is the end or text that may be dropped).
+    /// the parent (or, at the top, is the end or a recognized wrapper's end).
     pub(super) fn closer_ok(&self, pos: usize) -> bool {
         let bytes = self.src.as_bytes();
         let r = self.skip_ws_quiet(pos + 1);
@@ -103,15 +131,12 @@ impl Parser<'_> {
             return true;
         }
         let outer_frames = self.frames.iter().filter(|f| f.kind != FrameKind::List).count();
-        outer_frames <= 1 && (next == b'{' || next == b'`' || self.droppable(&self.src[r..]))
+        let rest = &self.src[r..];
+        outer_frames <= 1 && (next == b'{' || (wrapper::suffix(rest, self.opened) && self.names_no_key(rest)))
     }
 
-    /// Text around the object that holds nothing of it: no quotes, brackets or braces, and no
-    /// `key:` naming one of the object's keys.
-    pub(super) fn droppable(&self, text: &str) -> bool {
-        if text.bytes().any(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']')) {
-            return false;
-        }
+    /// Text around the object that names none of its keys with a `key:`.
+    pub(super) fn names_no_key(&self, text: &str) -> bool {
         let keys = self.shapes.known_keys(self.shapes.root());
         let bytes = text.as_bytes();
         let mut start = 0;

@@ -2,9 +2,11 @@
 //! scalar and bare run. Each rule takes a byte position and returns the node and the position
 //! after it; every deviation from JSON is recorded as an edit.
 
+use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::lookahead::is_closer;
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
+use super::wrapper::{self, Opened};
 use super::SyntaxError;
 use crate::repair::edit::{Edit, EditKind};
 use crate::repair::lexeme;
@@ -55,23 +57,42 @@ pub(super) struct Parser<'s> {
     pub frames: Vec<Frame<'s>>,
     pub edits: Vec<Edit>,
     pub productions: ProductionSet,
+    /// The answers for this parse's choice points (see [`Choices`]).
+    pub choices: Choices,
+    /// What the dropped prefix opened (a fence, `name(`), for the suffix to close.
+    pub opened: Opened,
     path: Vec<String>,
     options: ParseOptions,
 }
 
 type Parsed = Result<(Node, usize), SyntaxError>;
 
+/// The first reading of `src`: every choice point takes its first option.
 pub fn parse_document(src: &str, shapes: &ShapeSet, options: ParseOptions) -> Result<Document, SyntaxError> {
+    parse_reading(src, shapes, options, &mut Choices::default())
+}
+
+/// The reading of `src` that `choices` scripts; `choices` records the points this parse met.
+pub fn parse_reading(
+    src: &str,
+    shapes: &ShapeSet,
+    options: ParseOptions,
+    choices: &mut Choices,
+) -> Result<Document, SyntaxError> {
     let mut parser = Parser {
         src,
         shapes,
         frames: Vec::new(),
         edits: Vec::new(),
         productions: ProductionSet::default(),
+        choices: std::mem::take(choices),
+        opened: Opened::default(),
         path: Vec::new(),
         options,
     };
-    parser.document()
+    let document = parser.document();
+    *choices = parser.choices;
+    document
 }
 
 impl<'s> Parser<'s> {
@@ -121,6 +142,47 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// Skips whitespace and comments where a value starts. A comment marker there may be text
+    /// (`/*/src/*.py` is a glob): each comment is a choice point, dropped or the value's start.
+    fn skip_ws_before_value(&mut self, mut pos: usize) -> usize {
+        loop {
+            let rest = &self.src[pos..];
+            if let Some(len) = lexeme::whitespace_len(rest) {
+                self.hit(Production::Whitespace);
+                pos += len;
+            } else if let Some(len) = lexeme::comment_len(rest) {
+                if self.choices.choose(2) == KEEP_AS_TEXT {
+                    return pos;
+                }
+                self.hit(Production::Comment);
+                self.edit(EditKind::DropComment, pos..pos + len);
+                pos += len;
+            } else {
+                return pos;
+            }
+        }
+    }
+
+    /// Whether a bare run ends before the key at `q`: always at a strong key (and at any
+    /// quoted key after a comma: `, "name":` is a member's shape); at a weak one, both readings
+    /// are walked (`declined` remembers a key this run already kept as text).
+    fn ends_at_key(&mut self, q: usize, after_comma: bool, declined: &mut Option<usize>) -> bool {
+        let Some(key) = self.key_at(q, true) else {
+            return false;
+        };
+        if key.strong || (after_comma && key.quoted) {
+            return true;
+        }
+        if *declined == Some(q) {
+            return false;
+        }
+        if self.choices.choose(2) == TAKE_AS_STRUCTURE {
+            return true;
+        }
+        *declined = Some(q);
+        false
+    }
+
     /// `document = prefix? (object | members) suffix*`
     fn document(&mut self) -> Result<Document, SyntaxError> {
         // The CLI drops one leading byte-order mark itself; so do we, without an edit.
@@ -139,8 +201,19 @@ impl<'s> Parser<'s> {
                 let Some(open) = self.src[pos..].find('{').map(|i| pos + i) else {
                     return Err(SyntaxError::new(RefusalCode::NoObject, "no JSON object in the input", pos));
                 };
-                if !self.droppable(&self.src[pos..open]) {
-                    return self.error("text before the object looks like part of it", pos);
+                let prefix = &self.src[pos..open];
+                match wrapper::prefix(prefix).filter(|_| self.names_no_key(prefix)) {
+                    Some(opened) => self.opened = opened,
+                    None => {
+                        return Err(SyntaxError::new(
+                            RefusalCode::Ambiguous,
+                            "text before the object is not a recognized wrapper: it may belong to the call",
+                            pos,
+                        ))
+                    }
+                }
+                if self.opened.fence {
+                    self.hit(Production::Fence);
                 }
                 self.hit(Production::Prefix);
                 self.edit(EditKind::DropPrefix, pos..open);
@@ -170,16 +243,18 @@ impl<'s> Parser<'s> {
                 }
                 Some(_) => {
                     let rest = &self.src[pos..];
-                    let fence = lexeme::fence_len(rest);
-                    if fence.is_some() {
+                    if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
+                        return Err(SyntaxError::new(
+                            RefusalCode::Ambiguous,
+                            "text after the object is not a recognized wrapper: it may belong to the call",
+                            pos,
+                        ));
+                    }
+                    if self.opened.fence {
                         self.hit(Production::Fence);
                     }
-                    let len = fence.unwrap_or(rest.len());
-                    if !self.droppable(&rest[..len]) {
-                        return self.error("unexpected text after the object", pos);
-                    }
-                    self.edit(EditKind::DropSuffix, pos..pos + len);
-                    pos += len;
+                    self.edit(EditKind::DropSuffix, pos..self.src.len());
+                    pos = self.src.len();
                 }
             }
         }
@@ -299,7 +374,7 @@ impl<'s> Parser<'s> {
         } else {
             return self.error(format!("expected ':' after key '{key}'"), after);
         }
-        let value_pos = self.skip_ws(after);
+        let value_pos = self.skip_ws_before_value(after);
         let value_shape = self.shapes.property(object_shape, &key);
         self.path.push(escape_pointer(&key));
         let value = self.member_value(value_pos, value_shape);
@@ -362,7 +437,7 @@ impl<'s> Parser<'s> {
     ) -> Result<(Vec<Node>, usize), SyntaxError> {
         while self.continues_list(pos) {
             let comma = self.skip_ws_quiet(pos);
-            let start = self.skip_ws(comma + 1);
+            let start = self.skip_ws_before_value(comma + 1);
             self.path.push(items.len().to_string());
             let item = self.value(start, item_shape);
             self.path.pop();
@@ -384,7 +459,7 @@ impl<'s> Parser<'s> {
         let mut separated = true;
         let mut trailing_comma = None;
         let end = loop {
-            pos = self.skip_ws(pos);
+            pos = if separated { self.skip_ws_before_value(pos) } else { self.skip_ws(pos) };
             if let Some(end) = self.container_end(pos, b']') {
                 break end;
             }
@@ -447,7 +522,7 @@ impl<'s> Parser<'s> {
         let rest = &self.src[pos..];
         if let Some(len) = lexeme::number_len(rest) {
             if self.value_ends_at(pos + len) {
-                if let Ok(number) = rest[..len].parse::<serde_json::Number>() {
+                if let Some(number) = lexeme::json_number(&rest[..len]) {
                     self.hit(Production::Number);
                     return Ok((Node { span: pos..pos + len, kind: NodeKind::Number(number) }, pos + len));
                 }
@@ -473,11 +548,14 @@ impl<'s> Parser<'s> {
         let bytes = self.src.as_bytes();
         let kind = self.innermost();
         // Only where the schema expects text or a list may a run hold commas and line breaks.
-        let textual = self.shapes.is_textual(shape);
+        // A member's value nothing constrains may be text too (an open schema's extra key).
+        let textual = self.shapes.is_textual(shape)
+            || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
         self.hit(Production::BareRun);
         let mut i = start;
         // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
         let mut nesting = 0usize;
+        let mut declined = None;
         while i < bytes.len() {
             let byte = bytes[i];
             match byte {
@@ -495,13 +573,15 @@ impl<'s> Parser<'s> {
                 b'\n' if !textual => true,
                 b',' => {
                     let q = self.skip_ws_quiet(i + 1);
-                    q >= bytes.len() || is_closer(bytes[q]) || self.key_colon_at(q, true).is_some()
+                    q >= bytes.len() || is_closer(bytes[q]) || self.ends_at_key(q, true, &mut declined)
                 }
                 b'}' | b']' => self.closer_ok(i),
                 b' ' | b'\t' | b'\r' | b'\n' => {
                     let q = self.skip_ws_quiet(i);
+                    // An unquoted word counts as a key only at a line start.
                     let newline = self.src[i..q].contains('\n');
-                    q >= bytes.len() || self.key_colon_at(q, newline).is_some()
+                    let quoted = matches!(bytes.get(q), Some(b'"' | b'\''));
+                    q >= bytes.len() || ((newline || quoted) && self.ends_at_key(q, false, &mut declined))
                 }
                 _ => false,
             };
