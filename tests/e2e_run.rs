@@ -252,3 +252,56 @@ async fn a_sidecar_that_cannot_start_runs_nothing_and_says_why() {
     assert!(stderr.contains("the sidecar could not start, so sh was not run") && stderr.contains(&addr), "{stderr}");
     assert!(!marker.exists(), "the command did not run");
 }
+
+/// Counts the SIGINTs it gets (Node, like the Claude Code CLI, sees each delivery): one second
+/// after the first, prints the count and exits.
+const COUNT_INTERRUPTS: &str = r#"let n = 0;
+process.on("SIGINT", () => {
+  if (n++ === 0) setTimeout(() => { console.log(`interrupts=${n}`); process.exit(0); }, 1000);
+});
+setInterval(() => {}, 1000);
+console.log("ready");
+"#;
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn ctrl_c_in_a_terminal_reaches_the_command_once() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let scratch = Scratch::new("run-ctrl-c");
+    let script = scratch.0.join("count.js");
+    std::fs::write(&script, COUNT_INTERRUPTS).unwrap();
+    // util-linux `script` gives toolmend a terminal of its own; ^C written to it is the
+    // terminal's interrupt for its foreground process group.
+    let inner = format!("'{}' run --quiet -- node '{}'", env!("CARGO_BIN_EXE_toolmend"), script.display());
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("util-linux `script` is installed");
+    let (mut stdin, mut stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let mut seen = String::new();
+    read_until(&mut stdout, &mut seen, "ready").await;
+    stdin.write_all(b"\x03").await.unwrap();
+    // The rest, up to the end of the terminal's output.
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), stdout.read_to_end(&mut rest)).await;
+    read.expect("the command ended within 30 s").unwrap();
+    seen.push_str(&String::from_utf8_lossy(&rest));
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await.unwrap().unwrap();
+    assert!(seen.contains("interrupts=1\r\n"), "one Ctrl-C, one SIGINT: {seen:?}");
+    assert_eq!(status.code(), Some(0), "{seen:?}");
+}
+
+/// Reads the terminal's output into `seen` until it holds `marker`.
+async fn read_until(stdout: &mut tokio::process::ChildStdout, seen: &mut String, marker: &str) {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = [0u8; 256];
+    while !seen.contains(marker) {
+        let read = tokio::time::timeout(Duration::from_secs(30), stdout.read(&mut buffer)).await;
+        let n = read.expect("the terminal showed more within 30 s").unwrap();
+        assert!(n > 0, "the terminal closed; it showed: {seen:?}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+}
