@@ -120,44 +120,16 @@ fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
     }
 }
 
-fn settings_path(scope: &SettingsScope) -> Result<std::path::PathBuf> {
-    use toolmend::hook_install::Scope;
-    let chosen = match (scope.project, scope.local) {
-        (true, _) => Scope::Project,
-        (_, true) => Scope::Local,
-        _ => Scope::User,
-    };
-    let home = std::path::PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
-    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR").map(std::path::PathBuf::from);
-    let project = std::env::current_dir().context("finding the current folder")?;
-    Ok(toolmend::hook_install::settings_path(chosen, &home, config_dir.as_deref(), &project))
-}
-
 fn run_hook_install(args: HookInstallArgs) -> Result<ExitCode> {
-    let path = settings_path(&args.scope)?;
-    let exe = std::env::current_exe().context("finding the toolmend binary")?;
-    let program = toolmend::hook_install::program_name(&exe, std::env::var_os("PATH").as_deref());
-    let command = toolmend::hook_install::hook_command(&program, args.report.as_deref());
-    let change = toolmend::hook_install::install(&path, &command)?;
-    report_change(&change, &path, &format!("added the PostToolBatch hook `{command}` to"), "already installed in");
+    let scope = toolmend::hook_install::Scope::from_flags(&args.scope);
+    eprintln!("toolmend: {}", toolmend::hook_install::install_here(scope, args.report.as_deref())?);
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_hook_uninstall(scope: SettingsScope) -> Result<ExitCode> {
-    let path = settings_path(&scope)?;
-    let change = toolmend::hook_install::uninstall(&path)?;
-    report_change(&change, &path, "removed the PostToolBatch hook from", "no toolmend hook in");
+fn run_hook_uninstall(flags: SettingsScope) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&flags);
+    eprintln!("toolmend: {}", toolmend::hook_install::uninstall_here(scope)?);
     Ok(ExitCode::SUCCESS)
-}
-
-fn report_change(change: &toolmend::hook_install::Change, path: &Path, done: &str, nothing: &str) {
-    match change {
-        toolmend::hook_install::Change::Written { backup: Some(backup) } => {
-            eprintln!("toolmend: {done} {} (previous file: {})", path.display(), backup.display())
-        }
-        toolmend::hook_install::Change::Written { backup: None } => eprintln!("toolmend: {done} {}", path.display()),
-        _ => eprintln!("toolmend: {nothing} {}; nothing changed", path.display()),
-    }
 }
 
 async fn wait_for_signal() {

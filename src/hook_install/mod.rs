@@ -21,10 +21,23 @@ pub enum Scope {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InstallError {
-    #[error("{}: {source}; the file was left as it was", path.display())]
-    Settings { path: PathBuf, source: SettingsError },
-    #[error("{what} {}: {source}", path.display())]
-    Io { what: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("{}: {error}; the file was left as it was", path.display())]
+    Settings { path: PathBuf, error: SettingsError },
+    #[error("{0}")]
+    Environment(&'static str),
+    #[error("{what} {}: {error}", path.display())]
+    Io { what: &'static str, path: PathBuf, error: std::io::Error },
+}
+
+impl Scope {
+    /// From the `--user` / `--project` / `--local` flags (at most one is set); user by default.
+    pub fn from_flags(flags: &crate::cli::SettingsScope) -> Self {
+        match (flags.project, flags.local) {
+            (true, _) => Scope::Project,
+            (_, true) => Scope::Local,
+            _ => Scope::User,
+        }
+    }
 }
 
 /// What happened to the file.
@@ -35,6 +48,66 @@ pub enum Change {
     Unchanged,
     /// Written; `backup` holds the previous content, if there was a file.
     Written { backup: Option<PathBuf> },
+}
+
+/// The outcome of `install_here` / `uninstall_here`, said in one sentence by `Display`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    pub path: PathBuf,
+    /// The hook command installed; `None` for uninstall.
+    pub command: Option<String>,
+    pub change: Change,
+}
+
+impl std::fmt::Display for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = self.path.display();
+        match (&self.change, &self.command) {
+            (Change::Unchanged, Some(_)) => write!(f, "the hook is already installed in {path}; nothing changed")?,
+            (Change::Unchanged, None) => write!(f, "no toolmend hook in {path}; nothing changed")?,
+            (Change::Written { .. }, Some(command)) => write!(f, "added the PostToolBatch hook `{command}` to {path}")?,
+            (Change::Written { .. }, None) => write!(f, "removed the PostToolBatch hook from {path}")?,
+        }
+        match &self.change {
+            Change::Written { backup: Some(backup) } => write!(f, " (previous file: {})", backup.display()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Installs the hook that runs this binary into the settings file of `scope`, for this user
+/// (`HOME`, `CLAUDE_CONFIG_DIR`) and this folder.
+pub fn install_here(scope: Scope, report: Option<&str>) -> Result<Done, InstallError> {
+    let path = settings_path_here(scope)?;
+    let exe = std::env::current_exe().map_err(|error| InstallError::Io {
+        what: "finding",
+        path: "the toolmend binary".into(),
+        error,
+    })?;
+    let command = hook_command(&program_name(&exe, std::env::var_os("PATH").as_deref()), report);
+    let change = install(&path, &command)?;
+    Ok(Done { path, command: Some(command), change })
+}
+
+/// Removes toolmend's hook from the settings file of `scope`, for this user and this folder.
+pub fn uninstall_here(scope: Scope) -> Result<Done, InstallError> {
+    let path = settings_path_here(scope)?;
+    let change = uninstall(&path)?;
+    Ok(Done { path, command: None, change })
+}
+
+fn settings_path_here(scope: Scope) -> Result<PathBuf, InstallError> {
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .ok_or(InstallError::Environment("HOME is not set"))?;
+    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from);
+    let project = std::env::current_dir().map_err(|error| InstallError::Io {
+        what: "finding",
+        path: "the current folder".into(),
+        error,
+    })?;
+    Ok(settings_path(scope, &home, config_dir.as_deref(), &project))
 }
 
 /// Where the settings file of `scope` is: user settings under `CLAUDE_CONFIG_DIR` when that is
@@ -87,14 +160,14 @@ fn shell_quote(word: &str) -> String {
 pub fn install(path: &Path, command: &str) -> Result<Change, InstallError> {
     let old = read(path)?;
     let new = merge::with_hook(old.as_deref(), command)
-        .map_err(|source| InstallError::Settings { path: path.into(), source })?;
+        .map_err(|error| InstallError::Settings { path: path.into(), error })?;
     write(path, old.as_deref(), new)
 }
 
 /// Removes toolmend's PostToolBatch hooks from the settings file at `path`.
 pub fn uninstall(path: &Path) -> Result<Change, InstallError> {
     let Some(old) = read(path)? else { return Ok(Change::Unchanged) };
-    let new = merge::without_hook(&old).map_err(|source| InstallError::Settings { path: path.into(), source })?;
+    let new = merge::without_hook(&old).map_err(|error| InstallError::Settings { path: path.into(), error })?;
     write(path, Some(&old), new)
 }
 
@@ -102,7 +175,7 @@ fn read(path: &Path) -> Result<Option<String>, InstallError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(InstallError::Io { what: "reading", path: path.into(), source }),
+        Err(error) => Err(InstallError::Io { what: "reading", path: path.into(), error }),
     }
 }
 
@@ -121,16 +194,16 @@ fn write(path: &Path, old: Option<&str>, new: Option<String>) -> Result<Change, 
     if let Ok(metadata) = std::fs::metadata(path) {
         std::fs::set_permissions(&temporary, metadata.permissions()).map_err(io("writing", &temporary))?;
     }
-    if let Err(source) = std::fs::rename(&temporary, path) {
+    if let Err(error) = std::fs::rename(&temporary, path) {
         let _ = std::fs::remove_file(&temporary);
-        return Err(InstallError::Io { what: "replacing", path: path.into(), source });
+        return Err(InstallError::Io { what: "replacing", path: path.into(), error });
     }
     Ok(Change::Written { backup })
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> InstallError {
     let path = path.to_path_buf();
-    move |source| InstallError::Io { what, path, source }
+    move |error| InstallError::Io { what, path, error }
 }
 
 /// `settings.json.bak-<unix seconds>` (then `-2`, `-3`… within one second); never overwrites.
@@ -145,10 +218,10 @@ fn backup(path: &Path, old: &str) -> Result<PathBuf, InstallError> {
             Ok(mut file) => {
                 return std::io::Write::write_all(&mut file, old.as_bytes())
                     .map(|()| candidate.clone())
-                    .map_err(|source| InstallError::Io { what: "writing the backup", path: candidate, source });
+                    .map_err(|error| InstallError::Io { what: "writing the backup", path: candidate, error });
             }
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
-            Err(source) => return Err(InstallError::Io { what: "writing the backup", path: candidate, source }),
+            Err(error) => return Err(InstallError::Io { what: "writing the backup", path: candidate, error }),
         }
     }
 }

@@ -549,8 +549,8 @@ impl<'s> Parser<'s> {
         let kind = self.innermost();
         // Only where the schema expects text or a list may a run hold commas and line breaks.
         // A member's value nothing constrains may be text too (an open schema's extra key).
-        let textual = self.shapes.is_textual(shape)
-            || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
+        let textual =
+            self.shapes.is_textual(shape) || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
         self.hit(Production::BareRun);
         let mut i = start;
         // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
