@@ -79,7 +79,9 @@ async fn claude_code_under_toolmend_run_reaches_the_users_base_url_and_runs_the_
     env.push(("ANTHROPIC_BASE_URL".into(), format!("{}/gateway/anthropic", upstream.url()).into()));
     let args = claude_args(&mcp);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut command_line = vec!["--"];
+    // A serve option works as in serve.
+    let capture = scratch.0.join("capture.jsonl");
+    let mut command_line = vec!["--capture", capture.to_str().unwrap(), "--"];
     command_line.extend(args);
     let output = finish(toolmend_run(&scratch.0, &command_line, &env)).await;
 
@@ -93,6 +95,11 @@ async fn claude_code_under_toolmend_run_reaches_the_users_base_url_and_runs_the_
     );
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains(&format!("toolmend: {TOOL}: 1 repaired, 0 refused, 0 invalid\n")), "{stderr}");
+    let captured = json_lines(&capture);
+    assert_eq!(
+        (captured.len(), &captured[0]["status"], &captured[0]["raw"]),
+        (1, &json!("repaired"), &json!(SEED_RAW))
+    );
     let messages: Vec<&str> = requests.iter().map(|r| r.path.as_str()).filter(|p| p.contains("/v1/messages")).collect();
     assert!(
         !messages.is_empty() && messages.iter().all(|p| p.starts_with("/gateway/anthropic/v1/messages")),
