@@ -20,8 +20,11 @@ pub enum Command {
     Demo,
     /// Repair recorded tool calls (JSON Lines records, transcripts, captures), or one raw input.
     Repair(RepairArgs),
-    /// Show which tools `serve` could make strict, their normalized schemas, or why not.
+    /// Show which tools `serve` could make strict, their normalized schemas, or why not, and
+    /// the tools adaptive strict has chosen.
     StrictCheck(StrictCheckArgs),
+    /// Print an `[examples]` config block from recorded inputs (a capture file's repairs).
+    Examples(ExamplesArgs),
     /// Count unparsed tool calls per tool across Claude Code transcripts.
     Scan(ScanArgs),
     /// Write a copy of a transcript in which repairable calls hold their repaired input.
@@ -110,11 +113,22 @@ pub struct PostToolBatchArgs {
 pub struct StrictCheckArgs {
     /// An Anthropic `tools` array, an MCP `tools/list` result, a Claude Code transcript, or
     /// JSON Lines records with `tool` and `schema`.
+    #[arg(long, value_name = "FILE", required_unless_present = "state")]
+    pub tools: Option<PathBuf>,
+    /// Adaptive strict's state file (`[strict] state_file`): list the tools it has chosen.
     #[arg(long, value_name = "FILE")]
-    pub tools: PathBuf,
-    /// One JSON array instead of text.
+    pub state: Option<PathBuf>,
+    /// One JSON array instead of text (with --state: an object with `tools` and `adapted`).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExamplesArgs {
+    /// JSON Lines of `{tool, input}`: the sidecar's capture file (its repaired inputs) or
+    /// lines written by hand.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
 }
 
 /// Flags win over `TOOLMEND_*` variables, which win over the config file.

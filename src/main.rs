@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
-    Cli, Command, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs, RunArgs, ScanArgs,
-    ServeArgs, SettingsScope, StrictCheckArgs,
+    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs,
+    RunArgs, ScanArgs, ServeArgs, SettingsScope, StrictCheckArgs,
 };
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
 use toolmend::proxy::{Config, FileConfig, Server};
@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
+        Command::Examples(args) => run_examples(args),
         Command::Scan(args) => run_scan(args),
         Command::FixTranscript(args) => run_fix_transcript(args),
         Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
@@ -156,22 +157,29 @@ fn run_demo() -> Result<ExitCode> {
 }
 
 fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
-    let path = &args.tools;
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let tools = toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut report = Vec::new();
-    for (name, schema) in &tools {
-        let line = match toolmend::schema::strict::normalize(schema) {
-            Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
-                "optional_params": strict.optional_params, "union_params": strict.union_params}),
-            Err(why) => {
-                serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
-            }
-        };
-        report.push(line);
+    if let Some(path) = &args.tools {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let tools =
+            toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        for (name, schema) in &tools {
+            let line = match toolmend::schema::strict::normalize(schema) {
+                Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
+                    "optional_params": strict.optional_params, "union_params": strict.union_params}),
+                Err(why) => {
+                    serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
+                }
+            };
+            report.push(line);
+        }
     }
+    let adapted = args.state.as_deref().map(toolmend::proxy::adaptive::read_state).transpose()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let out = match &adapted {
+            Some(adapted) => serde_json::json!({"tools": report, "adapted": adapted}),
+            None => serde_json::json!(report),
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     for line in &report {
@@ -189,7 +197,41 @@ fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
             );
         }
     }
+    if let Some(adapted) = &adapted {
+        println!("adapted ({} tools made strict by adaptive mode):", adapted.len());
+        for adaptation in adapted {
+            println!("  {}: since call {} was {}", adaptation.tool, adaptation.tool_use_id, adaptation.outcome);
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolmend examples --from FILE`: an `[examples]` block on stdout; bad lines on stderr.
+fn run_examples(args: ExamplesArgs) -> Result<ExitCode> {
+    let path = &args.from;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut entries = Vec::new();
+    let mut bad_lines = 0;
+    for (number, line) in text.lines().enumerate() {
+        match toolmend::proxy::examples::parse_line(line) {
+            Ok(Some(entry)) => entries.push(entry),
+            Ok(None) => {}
+            Err(message) => {
+                eprintln!("toolmend: {} line {}: {message}", path.display(), number + 1);
+                bad_lines += 1;
+            }
+        }
+    }
+    if entries.is_empty() {
+        eprintln!("toolmend: no repaired inputs in {}", path.display());
+        return Ok(ExitCode::from(1));
+    }
+    let (block, left_out) = toolmend::proxy::examples::config_block(&entries);
+    for (tool, reason) in &left_out {
+        eprintln!("toolmend: an input of {tool} left out: {reason}");
+    }
+    print!("{block}");
+    Ok(if bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
@@ -328,8 +370,8 @@ fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     eprintln!(
-        "toolmend: {} repaired, {} refused, {} valid, {} bad lines",
-        total.repaired, total.refused, total.valid, total.bad_lines
+        "toolmend: {} repaired, {} refused, {} invalid, {} valid, {} bad lines",
+        total.repaired, total.refused, total.invalid, total.valid, total.bad_lines
     );
     Ok(if unreadable > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
@@ -348,7 +390,7 @@ fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCod
         }
         _ => {
             let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
-            eprintln!("toolmend: refused: {reason}");
+            eprintln!("toolmend: {}: {reason}", outcome.status.as_str());
             Ok(ExitCode::from(1))
         }
     }

@@ -182,3 +182,132 @@ fn valid_input_is_untouched_whatever_it_holds() {
     assert_eq!(outcome.status, Status::Valid);
     assert_eq!(outcome.input.unwrap(), serde_json::from_str::<Value>(raw).unwrap());
 }
+
+// The lenient readings of the failure families are where a tempting wrong reading hides.
+
+fn write_tool() -> ToolSchema {
+    ToolSchema::compile(&json!({
+        "type": "object",
+        "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["file_path", "content"],
+        "additionalProperties": false
+    }))
+    .unwrap()
+}
+
+fn assert_never(outcome: &Outcome, raw: &str, forbidden: &Value) {
+    assert_ne!(outcome.input.as_ref(), Some(forbidden), "{raw:?} handed on the tempting wrong reading");
+}
+
+#[test]
+fn tag_like_text_inside_a_shell_command_is_not_foreign_syntax() {
+    let raw = "{\"command\": grep -n '<parameter name=\"description\">' src/}";
+    let outcome = run(raw, &bash(true));
+    if outcome.status == Status::Repaired {
+        assert_eq!(outcome.input, Some(json!({"command": "grep -n '<parameter name=\"description\">' src/"})));
+    }
+    let raw = "<parameter name=\"command\">echo '</parameter>'</parameter>";
+    assert_refused(&run(raw, &bash(true)), raw);
+}
+
+#[test]
+fn foreign_parameters_must_be_declared_and_whole() {
+    for raw in [
+        "<parameter name=\"cmd\">ls</parameter>",
+        "<parameter name=\"command\">rm -rf build && mak",
+        "<parameter=command>ls</parameter>\n<parameter=command>rm -rf /</parameter>",
+        "<arg_key>command</arg_key>",
+        "cd /tmp\n<parameter name=\"command\">ls</parameter>",
+    ] {
+        assert_refused(&run(raw, &bash(true)), raw);
+    }
+}
+
+#[test]
+fn a_foreign_value_that_reads_two_ways_is_refused() {
+    let schema = ToolSchema::compile(&json!({
+        "type": "object",
+        "properties": {"body": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}},
+        "required": ["body"],
+        "additionalProperties": false
+    }))
+    .unwrap();
+    let raw = "<parameter name=\"body\">[\"a\", \"b\"]</parameter>";
+    assert_refused(&run(raw, &schema), raw);
+}
+
+#[test]
+fn a_damaged_key_inside_bare_text_is_a_weak_reading() {
+    let raw = "{\"command\": echo description\": hi}";
+    let outcome = run(raw, &bash(true));
+    assert_never(&outcome, raw, &json!({"command": "echo", "description": "hi"}));
+    // An undeclared name is never repaired into a key.
+    let raw = "{\"command\":\"ls\",descr\":\"x\"}";
+    assert_refused(&run(raw, &bash(true)), raw);
+}
+
+#[test]
+fn a_lost_opening_still_has_to_validate() {
+    let raw = "description\": \"x && rm -rf /\"}";
+    assert_refused(&run(raw, &bash(true)), raw);
+}
+
+#[test]
+fn a_restarted_object_with_a_different_copy_is_refused() {
+    let raw = "{\"command\":\"ls\",\"description\":\"list\"{\"command\": \"rm -rf /tmp/x\", \"description\": \"list\"}";
+    assert_refused(&run(raw, &bash(true)), raw);
+}
+
+#[test]
+fn a_literal_escape_where_a_path_starts_is_two_readings() {
+    let raw = "{\"file_path\": \\new\\notes.txt, \"content\": \"hi\"}";
+    let outcome = run(raw, &write_tool());
+    assert_never(&outcome, raw, &json!({"file_path": "ew\\notes.txt", "content": "hi"}));
+}
+
+#[test]
+fn whitespace_only_input_is_empty_only_where_the_tool_takes_nothing() {
+    assert_refused(&run(" \n ", &bash(true)), "whitespace");
+    let nothing = ToolSchema::compile(&json!({"type": "object", "properties": {}})).unwrap();
+    assert_eq!(run(" \n ", &nothing).input, Some(json!({})));
+}
+
+#[test]
+fn an_envelope_is_unwrapped_only_where_the_schema_does_not_declare_it() {
+    let raw = r#"{"name": "Bash", "parameters": {"command": "ls"}}"#;
+    assert_eq!(run(raw, &bash(true)).input, Some(json!({"command": "ls"})));
+    let named = ToolSchema::compile(&json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "parameters": {"type": "object"}},
+        "required": ["name"]
+    }))
+    .unwrap();
+    assert_eq!(run(raw, &named).status, Status::Valid);
+}
+
+#[test]
+fn json_that_breaks_the_schema_is_coerced_only_losslessly() {
+    let read = ToolSchema::compile(&json!({
+        "type": "object",
+        "properties": {"file_path": {"type": "string"}, "offset": {"type": "integer"}, "all": {"type": "boolean"}},
+        "required": ["file_path"],
+        "additionalProperties": false
+    }))
+    .unwrap();
+    let coerced = run(r#"{"file_path": "/a", "offset": "120", "all": "true"}"#, &read);
+    assert_eq!(coerced.input, Some(json!({"file_path": "/a", "offset": 120, "all": true})));
+    for raw in
+        [r#"{"file_path": "/a", "offset": "12 0"}"#, r#"{"file_path": "/a", "offset": "ten"}"#, r#"{"file_path": 5}"#]
+    {
+        let outcome = run(raw, &read);
+        assert_eq!(outcome.status, Status::Invalid, "{raw}");
+        assert_eq!(outcome.input, Some(serde_json::from_str::<Value>(raw).unwrap()));
+    }
+    // A cut block is never coerced.
+    let cut = repair(
+        r#"{"file_path": "/a", "offset": "120"}"#,
+        Some(&read),
+        &RepairOptions { stop_reason: Some("max_tokens".into()), ..RepairOptions::default() },
+    );
+    assert_eq!(cut.status, Status::Invalid);
+}

@@ -1,5 +1,6 @@
 //! The sidecar's settings: a TOML file, overridden by `TOOLMEND_*` variables and flags.
 
+use super::examples::ExamplesConfig;
 use super::hooks::HookConfig;
 use super::strict::StrictConfig;
 use serde::Deserialize;
@@ -28,6 +29,7 @@ pub struct FileConfig {
     pub strict: Option<StrictConfig>,
     #[serde(default)]
     pub hooks: Vec<HookConfig>,
+    pub examples: Option<ExamplesConfig>,
 }
 
 impl FileConfig {
@@ -61,6 +63,7 @@ pub struct Config {
     pub capture: Option<PathBuf>,
     pub strict: StrictConfig,
     pub hooks: Vec<HookConfig>,
+    pub examples: ExamplesConfig,
 }
 
 impl Default for Config {
@@ -85,6 +88,7 @@ impl Config {
             capture: file.capture,
             strict: file.strict.unwrap_or_default(),
             hooks: file.hooks,
+            examples: file.examples.unwrap_or_default(),
         }
     }
 

@@ -3,12 +3,12 @@
 
 use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
-use super::strict::{blames_strict_schema, plan, StrictPlan};
+use super::rewrite::{plan_request, send_rewritten};
 use super::App;
 use crate::schema::{tool_list, ToolCatalog};
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::TryStreamExt;
@@ -36,11 +36,11 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     let request_tools = if is_messages { serde_json::from_slice::<Value>(&body).ok() } else { None };
     let headers = upstream_request_headers(&parts.headers);
     let rewrite_started = Instant::now();
-    let strict = if is_messages && app.config.strict.is_enabled() { strict_plan(&app, &body) } else { None };
+    let rewrite = if is_messages { plan_request(&app, &body) } else { None };
     let rewrite_time = rewrite_started.elapsed();
 
-    let upstream = match &strict {
-        Some(plan) => send_strict(&app, &parts.method, &url, &headers, plan, &body).await,
+    let upstream = match &rewrite {
+        Some(rewrite) => send_rewritten(&app, &parts.method, &url, &headers, rewrite, &body).await,
         None => send(&app, &parts.method, &url, headers, body.clone()).await.map(Upstream::Streaming),
     };
     let upstream = match upstream {
@@ -85,14 +85,14 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     response
 }
 
-enum Upstream {
+pub(super) enum Upstream {
     /// A response whose body is still to be streamed.
     Streaming(reqwest::Response),
-    /// A response already read and answered (an error that was not the strict schemas').
+    /// A response already read and answered (an error that did not blame the rewrite).
     Read(Response),
 }
 
-async fn send(
+pub(super) async fn send(
     app: &App,
     method: &Method,
     url: &str,
@@ -112,79 +112,6 @@ async fn send(
             Err(api_error(StatusCode::BAD_GATEWAY, "api_error", "toolmend: the upstream could not be reached"))
         }
     }
-}
-
-/// The plan for this request, unless its tool set was rejected before.
-fn strict_plan(app: &App, body: &[u8]) -> Option<StrictPlan> {
-    let plan = plan(body, &app.config.strict)?;
-    if app.strict_set_rejected(plan.set_key) {
-        for name in &plan.injected {
-            app.metrics.count_strict("not_injected_after_rejection");
-            tracing::debug!(tool = %name, "strict injection skipped: the API rejected this tool set before");
-        }
-        return None;
-    }
-    for _ in &plan.injected {
-        app.metrics.count_strict("injected");
-    }
-    for _ in &plan.skipped {
-        app.metrics.count_strict("skipped");
-    }
-    if app.first_sight_of_strict_set(plan.set_key) {
-        if !plan.injected.is_empty() {
-            app.record_event("strict_injected", json!({"tools": plan.injected}));
-        }
-        for (tool, reason) in &plan.skipped {
-            app.record_event("strict_skipped", json!({"tool": tool, "reason": reason}));
-        }
-    }
-    Some(plan)
-}
-
-/// Sends the injected request; a 400 that blames the strict schemas re-issues the original
-/// request once, byte-identical, and the tool set is not injected again.
-async fn send_strict(
-    app: &App,
-    method: &Method,
-    url: &str,
-    headers: &HeaderMap,
-    plan: &StrictPlan,
-    original: &Bytes,
-) -> Result<Upstream, Response> {
-    if plan.injected.is_empty() {
-        return send(app, method, url, headers.clone(), original.clone()).await.map(Upstream::Streaming);
-    }
-    let mut injected_headers = headers.clone();
-    if let Some(beta) = &app.config.strict.beta {
-        let value = match headers.get("anthropic-beta").and_then(|v| v.to_str().ok()) {
-            Some(existing) => format!("{existing},{beta}"),
-            None => beta.clone(),
-        };
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            injected_headers.insert("anthropic-beta", value);
-        }
-    }
-    let response = send(app, method, url, injected_headers, Bytes::from(plan.body.clone())).await?;
-    if response.status() != StatusCode::BAD_REQUEST {
-        return Ok(Upstream::Streaming(response));
-    }
-    let status = response.status();
-    let response_headers = client_response_headers(response.headers(), false);
-    let error_body = response.bytes().await.unwrap_or_default();
-    if !blames_strict_schema(&error_body) {
-        let mut answer = Response::new(Body::from(error_body));
-        *answer.status_mut() = status;
-        *answer.headers_mut() = response_headers;
-        return Ok(Upstream::Read(answer));
-    }
-    app.reject_strict_set(plan.set_key);
-    for _ in &plan.injected {
-        app.metrics.count_strict("rejected");
-    }
-    let reason = String::from_utf8_lossy(&error_body).chars().take(500).collect::<String>();
-    tracing::warn!(tools = ?plan.injected, "the API rejected the strict schemas; re-issuing without injection");
-    app.record_event("strict_rejected", json!({"tools": plan.injected, "reason": reason}));
-    send(app, method, url, headers.clone(), original.clone()).await.map(Upstream::Streaming)
 }
 
 /// An error in the Messages API's own shape, so SDKs report it as usual.

@@ -2,14 +2,18 @@
 //! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
 //! front of the catch-all forward.
 
+pub mod adaptive;
 mod config;
+pub mod examples;
 mod forward;
 mod headers;
 pub mod hooks;
 mod local;
 mod observe;
 mod relay;
+mod rewrite;
 pub mod strict;
+pub mod tools_rewrite;
 
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
 pub use observe::Capture;
@@ -37,6 +41,10 @@ pub enum ProxyError {
     Capture { path: String, source: std::io::Error },
     #[error("building the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+    #[error(transparent)]
+    Examples(#[from] examples::ExamplesError),
+    #[error(transparent)]
+    StrictState(#[from] adaptive::StateError),
 }
 
 /// Shared state of one running sidecar.
@@ -50,10 +58,15 @@ pub struct App {
     pub tracker: TaskTracker,
     hooks: hooks::Hooks,
     request_counter: AtomicU64,
-    /// Strict tool sets the API rejected: never injected again in this process.
-    rejected_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
-    /// Strict tool sets already reported as events.
-    reported_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
+    /// Example inputs per tool, from the config and its examples file.
+    pub examples: examples::ExampleSet,
+    /// Tools adaptive strict has chosen.
+    pub adapted: adaptive::AdaptedTools,
+    /// Rewrites (strict tool sets, example sets) the API rejected: never injected again in
+    /// this process.
+    rejected_rewrites: std::sync::Mutex<std::collections::HashSet<u64>>,
+    /// Rewrites already reported as events.
+    reported_rewrites: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl App {
@@ -80,23 +93,25 @@ impl App {
             tracker: TaskTracker::new(),
             hooks: hooks::Hooks::new(config.hooks.clone()),
             request_counter: AtomicU64::new(0),
-            rejected_strict_sets: Default::default(),
-            reported_strict_sets: Default::default(),
+            examples: examples::ExampleSet::load(&config.examples)?,
+            adapted: adaptive::AdaptedTools::load(config.strict.state_file.as_deref())?,
+            rejected_rewrites: Default::default(),
+            reported_rewrites: Default::default(),
             config,
         })
     }
 
-    pub(crate) fn strict_set_rejected(&self, key: u64) -> bool {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
+    pub(crate) fn rewrite_rejected(&self, key: u64) -> bool {
+        self.rejected_rewrites.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
     }
 
-    pub(crate) fn reject_strict_set(&self, key: u64) {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    pub(crate) fn reject_rewrite(&self, key: u64) {
+        self.rejected_rewrites.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
     }
 
-    /// True the first time a strict tool set is seen (its events are reported once).
-    pub(crate) fn first_sight_of_strict_set(&self, key: u64) -> bool {
-        self.reported_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
+    /// True the first time a rewrite is seen (its events are reported once).
+    pub(crate) fn first_sight_of_rewrite(&self, key: u64) -> bool {
+        self.reported_rewrites.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
     }
 
     pub(crate) fn next_request_id(&self) -> String {

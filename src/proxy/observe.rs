@@ -44,6 +44,7 @@ impl App {
         if outcome.status == Status::Valid {
             return;
         }
+        self.adapt_strict(decision, request_id);
         let reason = outcome.reason.as_ref();
         match outcome.status {
             Status::Repaired => {

@@ -16,13 +16,21 @@ const MAX_UNION_DEPTH: usize = 32;
 
 pub struct Aligner<'s> {
     shapes: &'s ShapeSet,
+    /// Only the lossless coercions (for input that parsed as JSON): no single value wrapped
+    /// into an array.
+    lossless_only: bool,
 }
 
 type Aligned = Result<Value, Refusal>;
 
 impl<'s> Aligner<'s> {
     pub fn new(shapes: &'s ShapeSet) -> Self {
-        Self { shapes }
+        Self { shapes, lossless_only: false }
+    }
+
+    /// An aligner for input that parsed as JSON: only lossless coercions.
+    pub fn lossless(shapes: &'s ShapeSet) -> Self {
+        Self { shapes, lossless_only: true }
     }
 
     pub fn align_root(&self, node: &Node, edits: &mut Vec<Edit>) -> Aligned {
@@ -126,6 +134,10 @@ impl<'s> Aligner<'s> {
                         return Ok(parsed);
                     }
                 }
+                if let Some((value, kind)) = scalar_in_string(text, shape) {
+                    edits.push(Edit::new(kind, node.span.clone(), pointer));
+                    return Ok(value);
+                }
                 Ok(self.wrap_if_listed(Value::String(text.clone()), node, id, pointer, edits))
             }
             NodeKind::Number(number) => {
@@ -138,6 +150,9 @@ impl<'s> Aligner<'s> {
 
     /// A single value where the schema wants an array of such values: a one-item array.
     fn wrap_if_listed(&self, value: Value, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>) -> Value {
+        if self.lossless_only {
+            return value;
+        }
         if let Shape::Array { items } = self.shapes.get(id) {
             if self.fits(&value, *items, 0) {
                 edits.push(Edit::new(EditKind::WrapInArray, node.span.clone(), pointer));
@@ -266,6 +281,22 @@ impl<'s> Aligner<'s> {
             (Shape::Literal(allowed), v) => allowed.contains(v),
             _ => false,
         }
+    }
+}
+
+/// A string that is exactly the number or boolean the schema wants here (`"120"`, `"true"`):
+/// the value it spells, nothing added or lost.
+fn scalar_in_string(text: &str, shape: &Shape) -> Option<(Value, EditKind)> {
+    match shape {
+        Shape::Integer | Shape::Number => {
+            lexeme::json_number(text).map(|n| (Value::Number(n), EditKind::NumericString))
+        }
+        Shape::Boolean => match text {
+            "true" => Some((Value::Bool(true), EditKind::BooleanString)),
+            "false" => Some((Value::Bool(false), EditKind::BooleanString)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

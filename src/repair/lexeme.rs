@@ -58,6 +58,11 @@ fn is_unicode_space(c: char) -> bool {
     )
 }
 
+/// `literal_escape = "\\" ("n" | "r" | "t")`: an escape written out where only whitespace fits.
+fn literal_escape(input: &str) -> Lex<'_> {
+    recognize(pair(char('\\'), one_of("nrt"))).parse(input)
+}
+
 /// `fence = "```" [^\n]*`
 fn fence(input: &str) -> Lex<'_> {
     recognize(pair(tag("```"), take_while(|c| c != '\n'))).parse(input)
@@ -90,6 +95,10 @@ pub fn comment_len(input: &str) -> Option<usize> {
 
 pub fn whitespace_len(input: &str) -> Option<usize> {
     matched(whitespace(input))
+}
+
+pub fn literal_escape_len(input: &str) -> Option<usize> {
+    matched(literal_escape(input))
 }
 
 pub fn fence_len(input: &str) -> Option<usize> {

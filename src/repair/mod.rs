@@ -3,7 +3,9 @@
 //! everything doubtful is refused so the original bytes go through unchanged.
 
 mod align;
+mod coerce;
 pub mod edit;
+mod foreign;
 pub mod lenient;
 mod lexeme;
 pub mod outcome;
@@ -68,7 +70,10 @@ pub fn is_valid_for_cli(raw: &str) -> bool {
 /// Repairs one tool input against its schema (or, without one, in generic mode).
 pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -> Outcome {
     if let Some(value) = parse_as_cli(raw) {
-        return Outcome::valid(value);
+        return match schema {
+            Some(schema) => coerce::coerce(raw, value, schema, options),
+            None => Outcome::valid(value),
+        };
     }
     match repair_invalid(raw, schema, options) {
         Ok((value, edits)) => Outcome::repaired(value, edits),
@@ -91,7 +96,14 @@ fn repair_invalid(
         }
     };
     let mut readings = Readings::new(schema);
+    if raw.trim().is_empty() {
+        // Only whitespace: no parameters at all, if the tool takes none.
+        let edits = vec![Edit::new(EditKind::EmptyInput, 0..raw.len(), "")];
+        readings.offer(Reading { value: Value::Object(Map::new()), edits, tree: None })?;
+        return readings.decide();
+    }
     lenient_readings(raw, shapes, options, &mut readings)?;
+    foreign::offer(raw, shapes, options.parse, &mut readings)?;
     if let Some(value) = json5_reading(raw, options) {
         let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
         readings.offer(Reading { value, edits, tree: None })?;

@@ -2,7 +2,7 @@
 //! text is offered here; a reading that validates against the schema is kept, equal ones count
 //! once, and if two different readings validate the call is refused as ambiguous.
 
-use super::edit::Edit;
+use super::edit::{Edit, EditKind};
 use super::lenient::Node;
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::ToolSchema;
@@ -30,6 +30,12 @@ impl<'a> Readings<'a> {
 
     /// Offers a reading. `Err` as soon as two different readings validate.
     pub fn offer(&mut self, reading: Reading) -> Result<(), Refusal> {
+        if let Some(inner) = envelope(&reading.value).filter(|_| violation(&reading.value, self.schema).is_some()) {
+            // `{"name": "tool", "parameters": {…}}`: the call's envelope around its input.
+            let mut edits = reading.edits.clone();
+            edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
+            self.offer(Reading { value: inner.clone(), edits, tree: None })?;
+        }
         if let Some((pointer, message)) = violation(&reading.value, self.schema) {
             let position = reading.tree.as_ref().map(|t| t.at_pointer(&pointer).span.start);
             let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
@@ -50,9 +56,18 @@ impl<'a> Readings<'a> {
         Ok(())
     }
 
-    /// A reading that did not get as far as a value (its text did not follow the grammar).
+    /// A reading that did not get as far as a fitting value. The refusal kept is the one that
+    /// says most: a reading that got to a value beats one that hit bad syntax, which beats one
+    /// that found no object at all; among equals, the first.
     pub fn fail(&mut self, refusal: Refusal) {
-        self.first_failure.get_or_insert(refusal);
+        let rank = |r: &Refusal| match r.code {
+            RefusalCode::NoObject => 0,
+            RefusalCode::Syntax => 1,
+            _ => 2,
+        };
+        if self.first_failure.as_ref().is_none_or(|kept| rank(&refusal) > rank(kept)) {
+            self.first_failure = Some(refusal);
+        }
     }
 
     /// The one reading that fits, or why there is none.
@@ -64,6 +79,16 @@ impl<'a> Readings<'a> {
             })),
         }
     }
+}
+
+/// The input inside a call envelope: an object of exactly `name` (a string) and `parameters`
+/// or `arguments` (an object), optionally `type: "function"`.
+fn envelope(value: &Value) -> Option<&Value> {
+    let map = value.as_object()?;
+    map.get("name")?.as_str()?;
+    let inner = map.get("parameters").or_else(|| map.get("arguments")).filter(|v| v.is_object())?;
+    let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "type");
+    (map.len() <= 3 && map.keys().all(known) && map.get("type").is_none_or(|t| t == "function")).then_some(inner)
 }
 
 /// The first schema violation, or `None`; without a schema any object is acceptable.

@@ -26,7 +26,10 @@ impl Parser<'_> {
     pub(super) fn skip_ws_quiet(&self, mut pos: usize) -> usize {
         while pos < self.src.len() {
             let rest = &self.src[pos..];
-            match lexeme::whitespace_len(rest).or_else(|| lexeme::comment_len(rest)) {
+            match lexeme::whitespace_len(rest)
+                .or_else(|| lexeme::comment_len(rest))
+                .or_else(|| lexeme::literal_escape_len(rest))
+            {
                 Some(len) => pos += len,
                 None => break,
             }
@@ -51,6 +54,11 @@ impl Parser<'_> {
     pub(super) fn key_at(&self, pos: usize, allow_bare: bool) -> Option<KeyAt> {
         let bytes = self.src.as_bytes();
         let first = *bytes.get(pos)?;
+        if let Some((_, end)) = self.damaged_key(pos) {
+            // A damaged key is structure only as a weak reading: it may be text.
+            let colon = self.skip_ws_quiet(end);
+            return Some(KeyAt { after_colon: colon + 1, strong: false, quoted: false });
+        }
         let (after_key, strong) = if first == b'"' || first == b'\'' {
             let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
             let close = bytes[pos + 1..limit].iter().position(|&b| b == first || b == b'\n').map(|i| pos + 1 + i)?;
@@ -73,6 +81,78 @@ impl Parser<'_> {
             return None;
         }
         Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'' })
+    }
+
+    /// A declared key missing one of its quotes: `name":` (the opening lost) or `"name:` (the
+    /// closing lost, the string it starts not followed by a colon). The name and where the key
+    /// ends (at the colon).
+    pub(super) fn damaged_key(&self, pos: usize) -> Option<(&str, usize)> {
+        let bytes = self.src.as_bytes();
+        let (start, quote_after) = match bytes.get(pos)? {
+            b'"' if self.intact_quoted_key(pos).is_none() => (pos + 1, false),
+            b'"' | b'\'' => return None,
+            _ => (pos, true),
+        };
+        let len = lexeme::identifier_len(&self.src[start..])?;
+        let name = &self.src[start..start + len];
+        let mut end = start + len;
+        if quote_after {
+            if bytes.get(end) != Some(&b'"') {
+                return None;
+            }
+            end += 1;
+        }
+        let colon = self.skip_ws_quiet(end);
+        let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+        (declared && bytes.get(colon) == Some(&b':')).then_some((name, end))
+    }
+
+    /// The keys the object at hand declares (the root's before it opens).
+    fn declared_keys(&self) -> Option<Vec<&str>> {
+        if self.frames.is_empty() {
+            self.shapes.known_keys(self.shapes.root())
+        } else {
+            self.object_keys().map(<[_]>::to_vec)
+        }
+    }
+
+    /// `"…"` then `:`: a quoted key with both quotes.
+    fn intact_quoted_key(&self, pos: usize) -> Option<usize> {
+        let bytes = self.src.as_bytes();
+        let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
+        let close = bytes[pos + 1..limit].iter().position(|&b| b == b'"' || b == b'\n').map(|i| pos + 1 + i)?;
+        (bytes[close] == b'"' && bytes.get(self.skip_ws_quiet(close + 1)) == Some(&b':')).then_some(close + 1)
+    }
+
+    /// Whether the root object starts again at `pos` (a `{` right after one of its members).
+    pub(super) fn restarts_at(&self, pos: usize) -> bool {
+        self.frames.len() == 1 && self.byte_at(pos) == Some(b'{')
+    }
+
+    /// A closer that closes nothing open inside an object (`["a"]], "b": 1`): where it ends,
+    /// if what follows it continues the object.
+    pub(super) fn stray_closer_at(&self, pos: usize) -> Option<usize> {
+        if self.byte_at(pos) != Some(b']') || self.frames.iter().any(|f| f.kind != FrameKind::Object) {
+            return None;
+        }
+        let next = self.skip_ws_quiet(pos + 1);
+        match self.byte_at(next) {
+            Some(b',') => {
+                let q = self.skip_ws_quiet(next + 1);
+                self.key_colon_at(q, true).is_some().then_some(pos + 1)
+            }
+            Some(b'}') => Some(pos + 1),
+            _ => None,
+        }
+    }
+
+    /// Whether the innermost container is an array written as `(…)`.
+    pub(super) fn in_tuple(&self) -> bool {
+        self.frames.last().is_some_and(|f| f.paren)
+    }
+
+    fn byte_at(&self, pos: usize) -> Option<u8> {
+        self.src.as_bytes().get(pos).copied()
     }
 
     /// Whether a quoted `name` is strong structure: the enclosing object declares it, or
@@ -112,6 +192,8 @@ impl Parser<'_> {
             }
             b',' => true,
             b'}' | b']' => self.closer_ok(p),
+            b'{' if in_object && self.frames.len() == 1 => true,
+            b')' => self.in_tuple(),
             _ => {
                 let newline = self.src[pos..p].contains('\n');
                 self.innermost().is_some() && self.key_colon_at(p, newline).is_some()

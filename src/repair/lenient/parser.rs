@@ -49,6 +49,8 @@ pub(super) struct Frame<'s> {
     pub kind: FrameKind,
     /// Declared keys (objects only); `None` when any key may appear.
     pub keys: Option<Vec<&'s str>>,
+    /// An array written as `(…)`: `)` ends its items.
+    pub paren: bool,
 }
 
 pub(super) struct Parser<'s> {
@@ -125,7 +127,8 @@ impl<'s> Parser<'s> {
         self.src.as_bytes().get(pos).copied()
     }
 
-    /// Skips whitespace and comments, recording each comment as dropped.
+    /// Skips whitespace and comments, recording each comment as dropped; and escape sequences
+    /// written out between tokens (`,\n  "limit"` with a literal backslash-n).
     fn skip_ws(&mut self, mut pos: usize) -> usize {
         loop {
             let rest = &self.src[pos..];
@@ -135,6 +138,10 @@ impl<'s> Parser<'s> {
             } else if let Some(len) = lexeme::comment_len(rest) {
                 self.hit(Production::Comment);
                 self.edit(EditKind::DropComment, pos..pos + len);
+                pos += len;
+            } else if let Some(len) = lexeme::literal_escape_len(rest) {
+                self.hit(Production::LiteralEscape);
+                self.edit(EditKind::DropLiteralEscape, pos..pos + len);
                 pos += len;
             } else {
                 return pos;
@@ -156,6 +163,14 @@ impl<'s> Parser<'s> {
                 }
                 self.hit(Production::Comment);
                 self.edit(EditKind::DropComment, pos..pos + len);
+                pos += len;
+            } else if let Some(len) = lexeme::literal_escape_len(rest) {
+                // `"path": \new\file` may be a path: the escape may be text too.
+                if self.choices.choose(2) == KEEP_AS_TEXT {
+                    return pos;
+                }
+                self.hit(Production::LiteralEscape);
+                self.edit(EditKind::DropLiteralEscape, pos..pos + len);
                 pos += len;
             } else {
                 return pos;
@@ -206,7 +221,7 @@ impl<'s> Parser<'s> {
                     Some(opened) => self.opened = opened,
                     None => {
                         return Err(SyntaxError::new(
-                            RefusalCode::Ambiguous,
+                            RefusalCode::Syntax,
                             "text before the object is not a recognized wrapper: it may belong to the call",
                             pos,
                         ))
@@ -245,7 +260,7 @@ impl<'s> Parser<'s> {
                     let rest = &self.src[pos..];
                     if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
                         return Err(SyntaxError::new(
-                            RefusalCode::Ambiguous,
+                            RefusalCode::Syntax,
                             "text after the object is not a recognized wrapper: it may belong to the call",
                             pos,
                         ));
@@ -269,7 +284,7 @@ impl<'s> Parser<'s> {
                 at,
             ));
         }
-        self.frames.push(Frame { kind, keys });
+        self.frames.push(Frame { kind, keys, paren: false });
         Ok(())
     }
 
@@ -347,6 +362,16 @@ impl<'s> Parser<'s> {
             members.push(member);
             pos = self.skip_ws(after);
             separated = false;
+            if self.restarts_at(pos) {
+                // `{"a": 1, "b": 2{"a": 1, ...`: the copy ends here; the document compares them.
+                self.hit(Production::Restart);
+                self.edit(EditKind::CloseRestarted, pos..pos);
+                break pos;
+            }
+            if let Some(stray) = self.stray_closer_at(pos) {
+                self.edit(EditKind::DropStrayCloser, pos..stray);
+                pos = self.skip_ws(stray);
+            }
             match self.byte(pos) {
                 None | Some(b',' | b'}' | b']') => {}
                 Some(_) if self.key_colon_at(pos, true).is_some() => {}
@@ -386,6 +411,11 @@ impl<'s> Parser<'s> {
     /// `key = string | "'" ... "'" | identifier`
     fn key(&mut self, pos: usize) -> Result<(String, usize), SyntaxError> {
         self.hit(Production::Key);
+        if let Some((name, end)) = self.damaged_key(pos).map(|(name, end)| (name.to_string(), end)) {
+            self.hit(Production::DamagedKey);
+            self.edit(EditKind::RepairKeyQuote, pos..end);
+            return Ok((name, end));
+        }
         match self.byte(pos) {
             Some(quote @ (b'"' | b'\'')) => {
                 let (text, end) = self.string(pos, quote, true)?;
@@ -449,8 +479,11 @@ impl<'s> Parser<'s> {
     }
 
     /// `array = "[" ws (value (sep value)*)? sep? close`
-    fn array(&mut self, open: usize, shape: ShapeId) -> Parsed {
+    fn array(&mut self, open: usize, shape: ShapeId, closer: u8) -> Parsed {
         self.enter(FrameKind::Array, None, open)?;
+        if let Some(frame) = self.frames.last_mut() {
+            frame.paren = closer == b')';
+        }
         self.hit(Production::Array);
         let item_shape = self.shapes.items(shape);
         let in_object = self.frames.iter().rev().skip(1).any(|f| f.kind == FrameKind::Object);
@@ -460,6 +493,10 @@ impl<'s> Parser<'s> {
         let mut trailing_comma = None;
         let end = loop {
             pos = if separated { self.skip_ws_before_value(pos) } else { self.skip_ws(pos) };
+            if closer == b')' && self.byte(pos) == Some(b')') {
+                self.edit(EditKind::ParenForBracket, pos..pos + 1);
+                break pos + 1;
+            }
             if let Some(end) = self.container_end(pos, b']') {
                 break end;
             }
@@ -511,7 +548,12 @@ impl<'s> Parser<'s> {
         };
         match byte {
             b'{' => return self.object(pos, shape, false),
-            b'[' => return self.array(pos, shape),
+            b'[' => return self.array(pos, shape, b']'),
+            b'(' if self.shapes.expects_list(shape) => {
+                self.hit(Production::Tuple);
+                self.edit(EditKind::ParenForBracket, pos..pos + 1);
+                return self.array(pos, shape, b')');
+            }
             b'"' | b'\'' => {
                 let (text, end) = self.string(pos, byte, false)?;
                 return Ok((Node { span: pos..end, kind: NodeKind::Str(text) }, end));
@@ -569,6 +611,7 @@ impl<'s> Parser<'s> {
             }
             let ends = match byte {
                 b',' | b'}' | b']' if nesting > 0 => false,
+                b')' if nesting == 0 && self.in_tuple() => true,
                 b',' if kind != Some(FrameKind::Object) || !textual => true,
                 b'\n' if !textual => true,
                 b',' => {

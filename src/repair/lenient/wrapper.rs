@@ -39,13 +39,18 @@ pub fn prefix(text: &str) -> Option<Opened> {
         if rest.is_empty() {
             return Some(opened);
         }
-        if let Some(after) = tool_tag(rest) {
+        if let Some(after) = tool_tag(rest).or_else(|| call_token(rest)) {
             rest = after;
             continue;
         }
         if let Some(len) = lexeme::fence_len(rest) {
             opened.fence = true;
             rest = &rest[len..];
+            continue;
+        }
+        // A fence whose backticks were lost: a lone `json` line.
+        if let Some(after) = rest.strip_prefix("json\n") {
+            rest = after;
             continue;
         }
         // Prose: a lead-in ending with ':' or a sentence, then (optionally) a fence or tags.
@@ -91,6 +96,20 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
     }
 }
 
+/// The tokens of call syntaxes that are not tags: a call id (`functions.search:0`, Kimi's) and
+/// bracketed markers (`[TOOL_CALLS]`, `[ARGS]`, Mistral's). The text after it.
+fn call_token(text: &str) -> Option<&str> {
+    for marker in ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"] {
+        if let Some(after) = text.strip_prefix(marker) {
+            return Some(after);
+        }
+    }
+    let end = text.find(|c: char| c.is_whitespace() || c == '<' || c == '{').unwrap_or(text.len());
+    let (name, index) = text[..end].rsplit_once(':')?;
+    let is_name = lexeme::identifier_len(name) == Some(name.len());
+    (is_name && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).then(|| &text[end..])
+}
+
 /// `<tag …>` or `</tag>` or `<|token|>` of a tool-call syntax: the text after it.
 fn tool_tag(text: &str) -> Option<&str> {
     let inner = text.strip_prefix('<')?;
@@ -98,6 +117,12 @@ fn tool_tag(text: &str) -> Option<&str> {
     let tag = &inner[..close];
     if tag.contains(['<', '{', '}', '\n']) {
         return None;
+    }
+    // `<|python_start|>` and its kind: a chat template's special token, never text.
+    if let Some(token) = tag.strip_prefix('|').and_then(|t| t.strip_suffix('|')) {
+        if lexeme::identifier_len(token) == Some(token.len()) {
+            return Some(&inner[close + 1..]);
+        }
     }
     let name = tag.trim_start_matches(['/', '|']);
     let name =
