@@ -10,7 +10,7 @@ mod sse;
 
 pub use sse::{parse_frame, Frame, FrameSplitter};
 
-use crate::repair::{is_valid_for_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
+use crate::repair::{is_valid_for_cli, parse_as_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::ToolCatalog;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -166,11 +166,13 @@ impl StreamRepairer {
                 let Some(block) = self.holding.remove(&index) else {
                     return self.emit(&raw, step);
                 };
-                if is_valid_for_cli(&block.input) {
+                if is_valid_for_cli(&block.input) && self.fits_schema(&block) {
                     self.emit(&block.frames, step);
                     self.emit(&raw, step);
                     step.decisions.push(decision(block, None, Outcome::valid_unread()));
                 } else {
+                    // Not JSON, or JSON that breaks the schema: it waits for the stop reason, then
+                    // is repaired (a lossless coercion) or goes out as it came (refused, invalid).
                     self.waiting.push(Segment::Awaiting(block, raw));
                 }
             }
@@ -191,6 +193,16 @@ impl StreamRepairer {
                 self.emit(&raw, step);
             }
             _ => self.emit(&raw, step),
+        }
+    }
+
+    /// Whether a block whose input parses fits its tool's schema (no schema: nothing to break).
+    fn fits_schema(&self, block: &HeldBlock) -> bool {
+        match self.tools.get(&block.name) {
+            Some(Ok(schema)) => {
+                parse_as_cli(&block.input).is_some_and(|value| schema.first_violation(&value).is_none())
+            }
+            _ => true,
         }
     }
 
