@@ -109,6 +109,23 @@ async fn claude_code_under_toolmend_run_reaches_the_users_base_url_and_runs_the_
     assert_eq!(tool["eager_input_streaming"], true, "{tool}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_parses_but_breaks_its_schema_is_counted_invalid() {
+    let raw = r#"{"jurisdiction": "france", "terms": ["x"]}"#;
+    let upstream = FakeUpstream::start(Arc::new(responder(raw))).await.unwrap();
+    let scratch = Scratch::new("run-claude-invalid");
+    let (calls, mcp) = (scratch.0.join("calls.jsonl"), scratch.0.join("mcp.json"));
+    write_mcp_config(&mcp, &calls);
+    let env = offline_claude_env(&scratch.0.join("home"));
+    let (args, url) = (claude_args(&mcp), upstream.url());
+    let mut command_line = vec!["--upstream", url.as_str(), "--"];
+    command_line.extend(args.iter().map(String::as_str));
+    let output = finish(toolmend_run(&scratch.0, &command_line, &env)).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(json_lines(&calls), [serde_json::from_str::<serde_json::Value>(raw).unwrap()], "{stderr}");
+    assert!(stderr.contains(&format!("toolmend: {TOOL}: 0 repaired, 0 refused, 1 invalid\n")), "{stderr}");
+}
+
 /// The fake API refuses every message with a 400 the CLI does not retry.
 fn refusing_upstream() -> impl Fn(&RecordedRequest) -> Reply + Send + Sync {
     |request| {

@@ -1,19 +1,21 @@
 //! The line per tool printed when the wrapped command ends.
 
+use crate::repair::Status;
 use crate::telemetry::Metrics;
 
 /// The outcomes the summary counts; `valid` calls needed nothing and only show in the total.
-const REPORTED: [&str; 3] = ["repaired", "refused", "invalid"];
+const REPORTED: [Status; 3] = [Status::Repaired, Status::Refused, Status::Invalid];
 
 /// One line per tool with a call that was not valid, or one line saying there was none.
 pub fn render(metrics: &Metrics) -> String {
     let mut text = String::new();
     let mut valid = 0;
     for tool in metrics.tool_labels() {
-        valid += metrics.tool_call_count(&tool, "valid");
-        let counts = REPORTED.map(|outcome| metrics.tool_call_count(&tool, outcome));
+        valid += metrics.tool_call_count(&tool, Status::Valid.as_str());
+        let counts = REPORTED.map(|outcome| metrics.tool_call_count(&tool, outcome.as_str()));
         if counts.iter().any(|&n| n > 0) {
-            let parts: Vec<String> = counts.iter().zip(REPORTED).map(|(n, outcome)| format!("{n} {outcome}")).collect();
+            let parts: Vec<String> =
+                counts.iter().zip(REPORTED).map(|(n, outcome)| format!("{n} {}", outcome.as_str())).collect();
             text.push_str(&format!("toolmend: {tool}: {}\n", parts.join(", ")));
         }
     }
