@@ -150,7 +150,7 @@ pub struct ServeArgs {
     /// Append every call that was not valid to this JSON Lines file (mode 0600).
     #[arg(long, env = "TOOLMEND_CAPTURE", value_name = "FILE")]
     pub capture: Option<PathBuf>,
-    /// Leave raw and repaired inputs out of /events.
+    /// Leave raw and repaired inputs out of /events, the live page and OTLP log records.
     #[arg(long, env = "TOOLMEND_REDACT_INPUTS")]
     pub redact_inputs: bool,
 }

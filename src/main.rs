@@ -98,6 +98,8 @@ fn serve_file_config(args: ServeArgs) -> Result<FileConfig> {
     if args.redact_inputs {
         file.redact_inputs = Some(true);
     }
+    // The standard OTEL_* variables, over the file's [otel] section.
+    file.otel = Some(file.otel.unwrap_or_default().with_env(|name| std::env::var(name).ok())?);
     Ok(file)
 }
 

@@ -1,6 +1,6 @@
 //! The sidecar: a transparent Messages API proxy that repairs tool input in the stream.
-//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
-//! front of the catch-all forward.
+//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`, the
+//! live page at `GET /`) in front of the catch-all forward.
 
 pub mod adaptive;
 mod config;
@@ -10,6 +10,7 @@ mod headers;
 pub mod hooks;
 mod local;
 mod observe;
+mod page;
 mod relay;
 mod rewrite;
 pub mod strict;
@@ -19,6 +20,7 @@ pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTRE
 pub use observe::Capture;
 
 use crate::schema::SchemaCache;
+use crate::telemetry::otel::Otel;
 use crate::telemetry::{EventLog, Metrics};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -42,6 +44,8 @@ pub enum ProxyError {
     #[error("building the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
     #[error(transparent)]
+    Otel(#[from] crate::telemetry::otel::OtelError),
+    #[error(transparent)]
     Examples(#[from] examples::ExamplesError),
     #[error(transparent)]
     StrictState(#[from] adaptive::StateError),
@@ -57,6 +61,7 @@ pub struct App {
     pub capture: Option<Capture>,
     pub tracker: TaskTracker,
     hooks: hooks::Hooks,
+    otel: Option<Otel>,
     request_counter: AtomicU64,
     /// Example inputs per tool, from the config and its examples file.
     pub examples: examples::ExampleSet,
@@ -84,8 +89,17 @@ impl App {
             ),
             None => None,
         };
+        let mut metrics = Metrics::new(config.tool_label_limit);
+        let otel = match config.otel.is_enabled() {
+            true => Some(Otel::start(&config.otel, metrics.otel_dropped.clone())?),
+            false => None,
+        };
+        if let Some(instruments) = otel.as_ref().and_then(Otel::instruments) {
+            metrics.mirror_to(instruments);
+        }
         Ok(Self {
-            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
+            metrics: Arc::new(metrics),
+            otel,
             events: EventLog::new(config.events_capacity),
             schemas: SchemaCache::new(4096),
             capture,
@@ -124,6 +138,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(local::healthz))
         .route("/metrics", get(local::metrics))
         .route("/events", get(local::events).post(local::report_event))
+        .merge(page::routes())
         .fallback(forward::forward)
         .with_state(app)
 }
