@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
-    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs,
-    StrictCheckArgs,
+    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs,
+    RunArgs, ScanArgs, ServeArgs, SettingsScope, StrictCheckArgs,
 };
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
 use toolmend::proxy::{Config, FileConfig, Server};
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
     }));
     let result = match cli.command {
         Command::Serve(args) => run_serve(args),
+        Command::Run(args) => run_wrapped(args),
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
@@ -33,6 +34,8 @@ fn main() -> ExitCode {
         Command::Scan(args) => run_scan(args),
         Command::FixTranscript(args) => run_fix_transcript(args),
         Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
+        Command::Hook(HookCommand::Install(args)) => run_hook_install(args),
+        Command::Hook(HookCommand::Uninstall(scope)) => run_hook_uninstall(scope),
     };
     match result {
         Ok(code) => code,
@@ -53,11 +56,35 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
 }
 
-fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+fn init_logging(default_level: &str) {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| default_level.into()),
+        )
         .with_writer(io::stderr)
         .init();
+}
+
+fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+    init_logging("info");
+    let config = Config::from_file(serve_file_config(args)?);
+    runtime()?.block_on(async move {
+        let server = Server::bind(config.clone()).await?;
+        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
+        let shutdown = CancellationToken::new();
+        let trigger = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down: open streams may finish");
+            trigger.cancel();
+        });
+        server.run(shutdown).await.context("serving")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Flags (and their variables) over the config file.
+fn serve_file_config(args: ServeArgs) -> Result<FileConfig> {
     let mut file = match &args.config {
         Some(path) => FileConfig::load(path)?,
         None => FileConfig::default(),
@@ -73,20 +100,39 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     }
     // The standard OTEL_* variables, over the file's [otel] section.
     file.otel = Some(file.otel.unwrap_or_default().with_env(|name| std::env::var(name).ok())?);
-    let config = Config::from_file(file);
-    runtime()?.block_on(async move {
-        let server = Server::bind(config.clone()).await?;
-        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
-        let shutdown = CancellationToken::new();
-        let trigger = shutdown.clone();
-        tokio::spawn(async move {
-            wait_for_signal().await;
-            tracing::info!("shutting down: open streams may finish");
-            trigger.cancel();
-        });
-        server.run(shutdown).await.context("serving")?;
-        Ok(ExitCode::SUCCESS)
-    })
+    Ok(file)
+}
+
+/// `toolmend run -- COMMAND`: the command's exit code; the summary unless `--quiet`.
+fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
+    // Warnings only: the command may be an interactive program that owns the terminal.
+    init_logging("warn");
+    let file = serve_file_config(args.serve)?;
+    let config = toolmend::run::sidecar_config(file, std::env::var_os("ANTHROPIC_BASE_URL").as_deref());
+    match runtime()?.block_on(toolmend::run::run(config, &args.command)) {
+        Ok(finished) => {
+            if !args.quiet {
+                eprint!("{}", finished.summary);
+            }
+            Ok(ExitCode::from(finished.exit_code))
+        }
+        Err(error) => {
+            eprintln!("toolmend: {error}");
+            Ok(ExitCode::from(error.exit_code()))
+        }
+    }
+}
+
+fn run_hook_install(args: HookInstallArgs) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&args.scope);
+    eprintln!("toolmend: {}", toolmend::hook_install::install_here(scope, args.report.as_deref())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_hook_uninstall(flags: SettingsScope) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&flags);
+    eprintln!("toolmend: {}", toolmend::hook_install::uninstall_here(scope)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn wait_for_signal() {
