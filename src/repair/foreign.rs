@@ -251,7 +251,10 @@ fn parameter_name(attributes: &str) -> Option<String> {
         let name = rest.split_whitespace().next()?.trim_matches(['"', '\'']);
         return (!name.is_empty()).then(|| name.to_string());
     }
-    let at = attributes.match_indices("name=").find(|(i, _)| *i == 0 || attributes.as_bytes()[i - 1].is_ascii_whitespace())?.0;
+    let at = attributes
+        .match_indices("name=")
+        .find(|(i, _)| *i == 0 || attributes.as_bytes()[i - 1].is_ascii_whitespace())?
+        .0;
     let rest = &attributes[at + 5..];
     let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let body = &rest[1..];

@@ -215,7 +215,6 @@ impl Parser<'_> {
         self.key_at(q, false).is_some_and(|key| key.quoted && key.strong)
     }
 
-
     /// Whether a value may end at `pos`: what follows continues the enclosing container.
     pub(super) fn value_ends_at(&self, pos: usize) -> bool {
         self.value_ends_after(pos, true)
