@@ -14,6 +14,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the sidecar: a Messages API proxy that repairs tool input in the stream.
     Serve(ServeArgs),
+    /// Run a command with the sidecar in front of it: `toolmend run [OPTIONS] -- claude ...`.
+    Run(RunArgs),
     /// Show the main job on an embedded fake API: a malformed call repaired in the stream.
     Demo,
     /// Repair recorded tool calls (JSON Lines records, transcripts, captures), or one raw input.
@@ -63,6 +65,35 @@ pub enum HookCommand {
     /// The PostToolBatch hook: reads the hook JSON on stdin, repairs unparsed calls and prints
     /// `additionalContext` with the corrected input. Never fails the hook.
     PostToolBatch(PostToolBatchArgs),
+    /// Add the PostToolBatch hook to a Claude Code settings file (other keys and hooks kept, the
+    /// previous file backed up beside it).
+    Install(HookInstallArgs),
+    /// Remove toolmend's PostToolBatch hook from a Claude Code settings file.
+    Uninstall(SettingsScope),
+}
+
+/// Which Claude Code settings file.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub struct SettingsScope {
+    /// ~/.claude/settings.json, or settings.json in $CLAUDE_CONFIG_DIR (the default).
+    #[arg(long)]
+    pub user: bool,
+    /// .claude/settings.json in this folder (shared with the project).
+    #[arg(long)]
+    pub project: bool,
+    /// .claude/settings.local.json in this folder (yours only).
+    #[arg(long)]
+    pub local: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    #[command(flatten)]
+    pub scope: SettingsScope,
+    /// A running sidecar the hook reports each call to (passed on to `hook post-tool-batch`).
+    #[arg(long, value_name = "URL")]
+    pub report: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -104,10 +135,12 @@ pub struct ExamplesArgs {
 /// `toolmend::proxy::settings`, not by clap, so that a variable can say `false` too).
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on [default: 127.0.0.1:8787] [env: TOOLMEND_LISTEN].
+    /// Address to listen on [default: 127.0.0.1:8787; for `run`, a free loopback port]
+    /// [env: TOOLMEND_LISTEN].
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
-    /// The Messages API to forward to [default: https://api.anthropic.com] [env: TOOLMEND_UPSTREAM].
+    /// The Messages API to forward to [default: https://api.anthropic.com; for `run`, the
+    /// ANTHROPIC_BASE_URL the command would have used, if set] [env: TOOLMEND_UPSTREAM].
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
     /// A TOML config file (see the README for its keys) [env: TOOLMEND_CONFIG].
@@ -139,4 +172,16 @@ pub struct RepairArgs {
     /// With --schema: the message's stop reason (`max_tokens` refuses).
     #[arg(long, value_name = "REASON", requires = "schema")]
     pub stop_reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Print no summary when the command ends.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The command to run and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
-    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs,
-    StrictCheckArgs,
+    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs,
+    RunArgs, ScanArgs, ServeArgs, SettingsScope, StrictCheckArgs,
 };
 use toolmend::offline::report::Reporter;
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
@@ -28,6 +28,7 @@ fn main() -> ExitCode {
     }));
     let result = match cli.command {
         Command::Serve(args) => run_serve(args),
+        Command::Run(args) => run_wrapped(args),
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
@@ -35,6 +36,8 @@ fn main() -> ExitCode {
         Command::Scan(args) => run_scan(args),
         Command::FixTranscript(args) => run_fix_transcript(args),
         Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
+        Command::Hook(HookCommand::Install(args)) => run_hook_install(args),
+        Command::Hook(HookCommand::Uninstall(scope)) => run_hook_uninstall(scope),
     };
     match result {
         Ok(code) => code,
@@ -55,21 +58,19 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
 }
 
-fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+fn init_logging(default_level: &str) {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| default_level.into()),
+        )
         .with_writer(io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&io::stderr()))
         .init();
-    let flags = Flags {
-        config: args.config,
-        listen: args.listen,
-        upstream: args.upstream,
-        capture: args.capture,
-        allow_remote: args.allow_remote,
-        redact_inputs: args.redact_inputs,
-    };
-    let config = settings::resolve(flags, |key| std::env::var(key).ok())?;
+}
+
+fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+    init_logging("info");
+    let config = settings::resolve(serve_flags(args), |key| std::env::var(key).ok())?;
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
         tracing::info!(listen = %server.local_addr(), upstream = %config.upstream_redacted(), "toolmend serving");
@@ -83,6 +84,49 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
         server.run(shutdown).await.context("serving")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+fn serve_flags(args: ServeArgs) -> Flags {
+    Flags {
+        config: args.config,
+        listen: args.listen,
+        upstream: args.upstream,
+        capture: args.capture,
+        allow_remote: args.allow_remote,
+        redact_inputs: args.redact_inputs,
+    }
+}
+
+/// `toolmend run -- COMMAND`: the command's exit code; the summary unless `--quiet`.
+fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
+    // Warnings only: the command may be an interactive program that owns the terminal.
+    init_logging("warn");
+    let file = settings::resolve_file(serve_flags(args.serve), |key| std::env::var(key).ok())?;
+    let config = toolmend::run::sidecar_config(file, std::env::var_os("ANTHROPIC_BASE_URL").as_deref());
+    match runtime()?.block_on(toolmend::run::run(config, &args.command)) {
+        Ok(finished) => {
+            if !args.quiet {
+                eprint!("{}", finished.summary);
+            }
+            Ok(ExitCode::from(finished.exit_code))
+        }
+        Err(error) => {
+            eprintln!("toolmend: {error}");
+            Ok(ExitCode::from(error.exit_code()))
+        }
+    }
+}
+
+fn run_hook_install(args: HookInstallArgs) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&args.scope);
+    eprintln!("toolmend: {}", toolmend::hook_install::install_here(scope, args.report.as_deref())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_hook_uninstall(flags: SettingsScope) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&flags);
+    eprintln!("toolmend: {}", toolmend::hook_install::uninstall_here(scope)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Ctrl-C, or SIGTERM where it can be installed (if not, Ctrl-C still works).

@@ -17,7 +17,7 @@ enum Token {
     Word(&'static str),
     /// An unquoted `key:` at a line start.
     LineKey(&'static str),
-    /// A quoted `"key":` after a space.
+    /// A quoted `"key":` after a space: weak, even when declared.
     QuotedKey(&'static str),
     /// `, "key":` — a member's shape, always structure.
     CommaQuotedKey(&'static str),
@@ -55,7 +55,6 @@ fn render(comment: Option<&str>, tokens: &[Token]) -> Text {
         text.push_str(comment);
     }
     let mut splits = Vec::new();
-    let declared = |name: &str| DECLARED.contains(&name);
     for token in tokens {
         let value_end = text.len();
         match token {
@@ -73,7 +72,7 @@ fn render(comment: Option<&str>, tokens: &[Token]) -> Text {
             }
             Token::QuotedKey(name) => {
                 text.push_str(&format!(" \"{name}\":"));
-                splits.push(Split { value_end, name, after_colon: text.len(), strong: declared(name) });
+                splits.push(Split { value_end, name, after_colon: text.len(), strong: false });
             }
             Token::CommaQuotedKey(name) => {
                 text.push_str(&format!(", \"{name}\":"));
@@ -88,14 +87,14 @@ fn render(comment: Option<&str>, tokens: &[Token]) -> Text {
 
 /// Every reading of `{"command": <text>}`: each weak split taken or not, each strong one taken,
 /// a comment at the value's start dropped or kept. Unquoted words only count as keys where the
-/// schema declares them.
-fn brute_force(text: &Text, comment_len: usize, schema: &ToolSchema) -> BTreeSet<String> {
+/// schema declares them, or takes undeclared ones.
+fn brute_force(text: &Text, comment_len: usize, schema: &ToolSchema, open: bool) -> BTreeSet<String> {
     let usable: Vec<&Split> = text
         .splits
         .iter()
         .filter(|s| {
             let quoted = text.text[..s.after_colon].ends_with("\":");
-            quoted || DECLARED.contains(&s.name)
+            quoted || open || DECLARED.contains(&s.name)
         })
         .collect();
     let weak: Vec<usize> = (0..usable.len()).filter(|&i| !usable[i].strong).collect();
@@ -169,7 +168,7 @@ proptest! {
             let got = outcome.input.unwrap().to_string();
             // `/*/src/*.py` has no closing `*/`: it is not a comment, only text.
             let comment_len = comment.filter(|c| !c.starts_with("/*/")).map_or(0, str::len);
-            let fitting = brute_force(&text, comment_len, &schema);
+            let fitting = brute_force(&text, comment_len, &schema, !closed);
             prop_assert!(
                 fitting.len() == 1 && fitting.contains(&got),
                 "{raw:?} repaired to {got} but the readings that validate are {fitting:?}"

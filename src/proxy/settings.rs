@@ -20,6 +20,12 @@ pub struct Flags {
 /// Reads the file (`--config`, else `TOOLMEND_CONFIG`) and layers variables and flags over it.
 /// `env` looks a variable up (`std::env::var`, or a table in tests).
 pub fn resolve(flags: Flags, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+    resolve_file(flags, env).map(Config::from_file)
+}
+
+/// [`resolve`] before the defaults fill in what nobody said (`toolmend run` has defaults of
+/// its own for some keys).
+pub fn resolve_file(flags: Flags, env: impl Fn(&str) -> Option<String>) -> Result<FileConfig, ConfigError> {
     let path = flags.config.clone().or_else(|| env("TOOLMEND_CONFIG").map(PathBuf::from));
     let file = match path {
         Some(path) => FileConfig::load(&path)?,
@@ -29,7 +35,11 @@ pub fn resolve(flags: Flags, env: impl Fn(&str) -> Option<String>) -> Result<Con
 }
 
 /// The precedence itself, without reading any file.
-pub fn layer(mut file: FileConfig, flags: Flags, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+pub fn layer(
+    mut file: FileConfig,
+    flags: Flags,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<FileConfig, ConfigError> {
     // An empty variable counts as unset.
     let env = |key: &str| env(key).filter(|value| !value.is_empty());
     if let Some(value) = env("TOOLMEND_LISTEN") {
@@ -59,7 +69,7 @@ pub fn layer(mut file: FileConfig, flags: Flags, env: impl Fn(&str) -> Option<St
     if flags.redact_inputs {
         file.redact_inputs = Some(true);
     }
-    Ok(Config::from_file(file))
+    Ok(file)
 }
 
 /// `true/false/1/0/yes/no/on/off`, any case.
@@ -119,7 +129,7 @@ mod tests {
             (&[("TOOLMEND_REDACT_INPUTS", "No")], flags(None, false), "127.0.0.1:1001", "http://file", true, false),
         ];
         for (variables, flags, listen, upstream, allow_remote, redact) in cases {
-            let config = layer(file(), flags, env_of(variables)).unwrap();
+            let config = Config::from_file(layer(file(), flags, env_of(variables)).unwrap());
             let got = (config.listen.to_string(), config.upstream.as_str(), config.allow_remote, config.redact_inputs);
             assert_eq!(got, (listen.to_string(), upstream, allow_remote, redact), "{variables:?}");
         }
@@ -127,7 +137,7 @@ mod tests {
 
     #[test]
     fn defaults_without_file_variables_or_flags() {
-        let config = layer(FileConfig::default(), Flags::default(), |_| None).unwrap();
+        let config = Config::from_file(layer(FileConfig::default(), Flags::default(), |_| None).unwrap());
         assert_eq!(config.listen.to_string(), super::super::DEFAULT_LISTEN);
         assert!(!config.allow_remote && !config.redact_inputs);
     }

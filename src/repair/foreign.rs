@@ -105,6 +105,11 @@ pub fn offer(raw: &str, shapes: &ShapeSet, _parse: ParseOptions, readings: &mut 
     Ok(())
 }
 
+/// Whether `raw` is written in a foreign call syntax from end to end (its parameters parse).
+pub fn is_foreign_call(raw: &str) -> bool {
+    raw.contains('<') && matches!(parameters(raw), Ok(Some(_)))
+}
+
 /// How a parameter's text reads at a value of shape `id`: verbatim where a string may stand,
 /// as JSON where another type may.
 fn values(text: &str, id: ShapeId, shapes: &ShapeSet) -> Vec<Value> {
@@ -122,8 +127,9 @@ fn values(text: &str, id: ShapeId, shapes: &ShapeSet) -> Vec<Value> {
         values.push(Value::String(text.to_string()));
     }
     if other {
-        let parsed = serde_json::from_str::<Value>(text.trim())
-            .ok()
+        let parsed = super::lexeme::json_number(text.trim())
+            .map(Value::Number)
+            .or_else(|| serde_json::from_str::<Value>(text.trim()).ok())
             .or_else(|| json5::from_str::<Value>(text.trim()).ok().filter(|v| v.is_array() || v.is_object()));
         if let Some(parsed) = parsed.filter(|v| !v.is_string()) {
             values.push(parsed);
@@ -245,7 +251,11 @@ fn parameter_name(attributes: &str) -> Option<String> {
         let name = rest.split_whitespace().next()?.trim_matches(['"', '\'']);
         return (!name.is_empty()).then(|| name.to_string());
     }
-    let rest = &attributes[attributes.find("name=")? + 5..];
+    let at = attributes
+        .match_indices("name=")
+        .find(|(i, _)| *i == 0 || attributes.as_bytes()[i - 1].is_ascii_whitespace())?
+        .0;
+    let rest = &attributes[at + 5..];
     let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let body = &rest[1..];
     Some(body[..body.find(quote)?].to_string())

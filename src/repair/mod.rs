@@ -6,6 +6,7 @@ mod align;
 mod coerce;
 pub mod edit;
 mod foreign;
+mod json5_reading;
 pub mod lenient;
 mod lexeme;
 pub mod outcome;
@@ -41,11 +42,20 @@ pub struct RepairOptions {
     /// Inputs longer than this (bytes) are refused.
     pub max_input_bytes: usize,
     pub parse: ParseOptions,
+    /// The tool's name, when known: a call envelope (`{"name": …, "parameters": {…}}`) around
+    /// the input is taken off only when it names this tool.
+    pub tool: Option<String>,
 }
 
 impl Default for RepairOptions {
     fn default() -> Self {
-        Self { stop_reason: None, declared_len: None, max_input_bytes: 4 << 20, parse: ParseOptions::default() }
+        Self {
+            stop_reason: None,
+            declared_len: None,
+            max_input_bytes: 4 << 20,
+            parse: ParseOptions::default(),
+            tool: None,
+        }
     }
 }
 
@@ -95,14 +105,17 @@ fn repair_invalid(
             &generic
         }
     };
-    let mut readings = Readings::new(schema);
+    let mut readings = Readings::new(schema, options.tool.as_deref());
     if raw.trim().is_empty() {
         // Only whitespace: no parameters at all, if the tool takes none.
         let edits = vec![Edit::new(EditKind::EmptyInput, 0..raw.len(), "")];
         readings.offer(Reading { value: Value::Object(Map::new()), edits, tree: None })?;
         return readings.decide();
     }
-    lenient_readings(raw, shapes, options, &mut readings)?;
+    // In input written as foreign call syntax, a JSON object inside a parameter's value is not
+    // a call with text around it; elsewhere such text refuses the whole input.
+    let foreign = foreign::is_foreign_call(raw);
+    lenient_readings(raw, shapes, options, !foreign, &mut readings)?;
     foreign::offer(raw, shapes, options.parse, &mut readings)?;
     if let Some(value) = json5_reading(raw, options) {
         let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
@@ -152,7 +165,7 @@ fn json5_reading(raw: &str, options: &RepairOptions) -> Option<Value> {
     {
         return None;
     }
-    json5::from_str::<Value>(raw).ok().filter(Value::is_object)
+    json5_reading::read(raw)
 }
 
 /// Rungs 3 and 4: every reading the lenient grammar admits (each script of answers at its
@@ -162,6 +175,7 @@ fn lenient_readings(
     raw: &str,
     shapes: &ShapeSet,
     options: &RepairOptions,
+    text_outside_refuses: bool,
     readings: &mut Readings,
 ) -> Result<(), Refusal> {
     let mut choices = Choices::default();
@@ -173,7 +187,9 @@ fn lenient_readings(
                 Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
                 Err(refusal) => readings.fail(refusal),
             },
-            Err(error) if decisive(error.code) => return Err(error.into_refusal()),
+            Err(error) if decisive(error.code) || (text_outside_refuses && error.code == RefusalCode::TextOutside) => {
+                return Err(error.into_refusal())
+            }
             Err(error) => readings.fail(error.into_refusal()),
         }
         if !choices.advance() {

@@ -45,6 +45,8 @@ pub enum RefusalCode {
     Syntax,
     /// Two different readings (two different objects, a key given twice, a union).
     Ambiguous,
+    /// Text around the object that is not a recognized wrapper: it may belong to the call.
+    TextOutside,
     /// The best reading does not validate against the tool's schema.
     SchemaMismatch,
     /// The tool's schema could not be compiled.
@@ -60,6 +62,7 @@ impl RefusalCode {
             RefusalCode::NoObject => "no_object",
             RefusalCode::Syntax => "syntax",
             RefusalCode::Ambiguous => "ambiguous",
+            RefusalCode::TextOutside => "text_outside",
             RefusalCode::SchemaMismatch => "schema_mismatch",
             RefusalCode::UnusableSchema => "unusable_schema",
         }

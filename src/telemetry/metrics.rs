@@ -135,6 +135,21 @@ impl Metrics {
         self.tool_calls.get_or_create(&ToolLabels { tool, outcome: outcome.into() }).inc();
     }
 
+    /// Tool labels used so far, sorted, then `other` (whether or not anything counted as it).
+    pub fn tool_labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> =
+            self.tool_names.seen.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+        labels.sort();
+        labels.push("other".into());
+        labels
+    }
+
+    /// Calls counted so far for a tool label and an outcome.
+    pub fn tool_call_count(&self, tool: &str, outcome: &str) -> u64 {
+        let labels = ToolLabels { tool: tool.into(), outcome: outcome.into() };
+        self.tool_calls.get(&labels).map_or(0, |counter| counter.get())
+    }
+
     pub fn count_edit(&self, kind: &str) {
         if let Some(otel) = &self.otel {
             otel.repair_edits.add(1, &[KeyValue::new("kind", kind.to_string())]);
@@ -213,6 +228,10 @@ mod tests {
         assert!(text.contains(r#"toolmend_tool_calls_total{tool="a",outcome="repaired"} 2"#), "{text}");
         assert!(text.contains(r#"toolmend_tool_calls_total{tool="other",outcome="repaired"} 2"#), "{text}");
         assert!(!text.contains(r#"tool="c""#));
+        assert_eq!(metrics.tool_labels(), ["a", "b", "other"]);
+        assert_eq!(metrics.tool_call_count("a", "repaired"), 2);
+        assert_eq!(metrics.tool_call_count("other", "repaired"), 2);
+        assert_eq!(metrics.tool_call_count("a", "refused"), 0);
         assert!(text.contains("toolmend_build_info{version="));
     }
 }

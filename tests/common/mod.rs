@@ -146,6 +146,41 @@ impl Drop for Scratch {
     }
 }
 
+/// The seed's malformed input for the search tool.
+pub const SEED_RAW: &str = r#"{"jurisdiction": "se", "terms": token machine payout percentage}"#;
+
+/// The variables that keep the real CLI quiet and offline in a test, with HOME at `home`: no
+/// updater, telemetry or error reports, a fake key. Nothing points it at an API.
+pub fn offline_claude_env(home: &Path) -> Vec<(String, std::ffi::OsString)> {
+    [
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", home.as_os_str().to_owned()),
+        ("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_ERROR_REPORTING", "1".into()),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect()
+}
+
+/// An MCP config with the search server (recording its calls in `calls`), written to `path`.
+pub fn write_mcp_config(path: &Path, calls: &Path) {
+    let config = json!({"mcpServers": {"search": {
+        "command": "node",
+        "args": [e2e_dir().join("mcp-search-server.mjs")],
+        "env": {"TOOLMEND_E2E_CALLS": calls}
+    }}});
+    std::fs::write(path, config.to_string()).unwrap();
+}
+
+/// The JSON lines of a file that may not exist.
+pub fn json_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
 /// A recording hop in front of `target`: every request is kept exactly as the client sent it,
 /// then forwarded, and the answer streamed back.
 pub struct Tap {
@@ -222,16 +257,10 @@ pub async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
         .args(args)
         .current_dir(work.join("work"))
         .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", work.join("home"))
+        .envs(offline_claude_env(&work.join("home")))
         .env("ANTHROPIC_BASE_URL", base_url)
-        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
         .env("CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING", "1")
         .env("ENABLE_TOOL_SEARCH", "false")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -171,16 +171,60 @@ impl Parser<'_> {
             // Before the root object opens, its own keys are the ones that count.
             return self.shapes.known_keys(self.shapes.root()).is_some_and(|keys| keys.contains(&word));
         }
+        let open = self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).is_some_and(|f| f.open);
         match self.object_keys() {
-            Some(keys) => keys.contains(&word),
+            Some(keys) => open || keys.contains(&word),
             None => true,
         }
     }
 
+    /// Skips spaces and line breaks only: inside bare text a comment marker or an escape is a
+    /// choice of its own, never skipped silently.
+    pub(super) fn skip_blank(&self, mut pos: usize) -> usize {
+        while pos < self.src.len() {
+            match lexeme::whitespace_len(&self.src[pos..]) {
+                Some(len) => pos += len,
+                None => break,
+            }
+        }
+        pos
+    }
+
+    /// A quoted stretch inside bare text, starting at `at`: a double quote closed on the same
+    /// line, or a single quote that opens a word (`'a b'`, not `it's`). Where it ends.
+    pub(super) fn quoted_stretch(&self, at: usize, run_start: usize) -> Option<usize> {
+        let bytes = self.src.as_bytes();
+        let quote = bytes[at];
+        if quote == b'\'' && at > run_start && !bytes[at - 1].is_ascii_whitespace() {
+            return None;
+        }
+        let close = bytes[at + 1..].iter().position(|&b| b == quote || b == b'\n').map(|n| at + 1 + n)?;
+        if bytes[close] != quote || (quote == b'\'' && bytes.get(close + 1).is_some_and(u8::is_ascii_alphanumeric)) {
+            return None;
+        }
+        Some(close + 1)
+    }
+
+    /// Whether the root object may start again at the `{` at `pos`: one of its quoted keys
+    /// follows.
+    pub(super) fn restart_may_begin(&self, pos: usize) -> bool {
+        if self.frames.len() != 1 || self.innermost() != Some(FrameKind::Object) {
+            return false;
+        }
+        let q = self.skip_blank(pos + 1);
+        self.key_at(q, false).is_some_and(|key| key.quoted && key.strong)
+    }
+
     /// Whether a value may end at `pos`: what follows continues the enclosing container.
     pub(super) fn value_ends_at(&self, pos: usize) -> bool {
+        self.value_ends_after(pos, true)
+    }
+
+    /// [`Self::value_ends_at`], with comments between the value and what follows it skipped
+    /// (`comments`) or read as text.
+    pub(super) fn value_ends_after(&self, pos: usize, comments: bool) -> bool {
         let bytes = self.src.as_bytes();
-        let p = self.skip_ws_quiet(pos);
+        let p = if comments { self.skip_ws_quiet(pos) } else { self.skip_blank(pos) };
         let Some(&byte) = bytes.get(p) else {
             return true;
         };

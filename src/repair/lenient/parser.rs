@@ -51,6 +51,8 @@ pub(super) struct Frame<'s> {
     pub keys: Option<Vec<&'s str>>,
     /// An array written as `(…)`: `)` ends its items.
     pub paren: bool,
+    /// An object that takes undeclared keys: any unquoted word may be one (weakly).
+    pub open: bool,
 }
 
 pub(super) struct Parser<'s> {
@@ -178,14 +180,15 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// Whether a bare run ends before the key at `q`: always at a strong key (and at any
-    /// quoted key after a comma: `, "name":` is a member's shape); at a weak one, both readings
-    /// are walked (`declined` remembers a key this run already kept as text).
+    /// Whether a bare run ends before the key at `q`: always at a quoted key after a comma
+    /// (`, "name":` is a member's shape); at any other — a quoted name after a space or a line
+    /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
+    /// remembers a key this run already kept as text).
     fn ends_at_key(&mut self, q: usize, after_comma: bool, declined: &mut Option<usize>) -> bool {
         let Some(key) = self.key_at(q, true) else {
             return false;
         };
-        if key.strong || (after_comma && key.quoted) {
+        if after_comma && key.quoted {
             return true;
         }
         if *declined == Some(q) {
@@ -196,6 +199,46 @@ impl<'s> Parser<'s> {
         }
         *declined = Some(q);
         false
+    }
+
+    /// Whether the first inner quote the string read since edit `mark` closes a quoted word:
+    /// text right before it, a blank right after.
+    fn first_inner_quote_closes(&self, mark: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        self.edits[mark..].iter().find(|e| e.kind == EditKind::EscapeInnerQuote).is_some_and(|e| {
+            let at = e.span[0];
+            at > 0 && !bytes[at - 1].is_ascii_whitespace() && bytes.get(at + 1).is_some_and(u8::is_ascii_whitespace)
+        })
+    }
+
+    /// A closer inside bare text at `at`: the innermost container's own closer, followed by
+    /// what continues its parent, ends the run; any other (`ls}; rm -rf ~`, `echo a]`) may be
+    /// text or structure — both readings are walked.
+    fn closer_ends_run(&mut self, at: usize) -> bool {
+        let own = match self.frames.iter().rev().find(|f| f.kind != FrameKind::List).map(|f| f.kind) {
+            Some(FrameKind::Array) => b']',
+            _ => b'}',
+        };
+        if self.src.as_bytes()[at] == own && self.closer_ok(at) {
+            return true;
+        }
+        self.choices.choose(2) == TAKE_AS_STRUCTURE
+    }
+
+    /// A comment marker after a blank inside bare text (`ls -la // list`, `//server/share`):
+    /// a comment that ends the value, or text — both readings are walked.
+    fn comment_may_end_run(&mut self, at: usize) -> bool {
+        lexeme::comment_len(&self.src[at..]).is_some() && self.choices.choose(2) == TAKE_AS_STRUCTURE
+    }
+
+    /// An escape written out inside bare text (`npm test\n"timeout": 5`): where what follows it
+    /// is structure (a key, a comma, a closer, the end), it may be layout that ends the value
+    /// or text — both readings are walked.
+    fn escape_may_end_run(&mut self, at: usize) -> bool {
+        let q = self.skip_ws_quiet(at);
+        let bytes = self.src.as_bytes();
+        let structure = q >= bytes.len() || matches!(bytes[q], b',' | b'}' | b']') || self.key_at(q, true).is_some();
+        structure && self.choices.choose(2) == TAKE_AS_STRUCTURE
     }
 
     /// `document = prefix? (object | members) suffix*`
@@ -221,7 +264,7 @@ impl<'s> Parser<'s> {
                     Some(opened) => self.opened = opened,
                     None => {
                         return Err(SyntaxError::new(
-                            RefusalCode::Syntax,
+                            RefusalCode::TextOutside,
                             "text before the object is not a recognized wrapper: it may belong to the call",
                             pos,
                         ))
@@ -260,7 +303,7 @@ impl<'s> Parser<'s> {
                     let rest = &self.src[pos..];
                     if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
                         return Err(SyntaxError::new(
-                            RefusalCode::Syntax,
+                            RefusalCode::TextOutside,
                             "text after the object is not a recognized wrapper: it may belong to the call",
                             pos,
                         ));
@@ -284,7 +327,7 @@ impl<'s> Parser<'s> {
                 at,
             ));
         }
-        self.frames.push(Frame { kind, keys, paren: false });
+        self.frames.push(Frame { kind, keys, paren: false, open: false });
         Ok(())
     }
 
@@ -339,6 +382,9 @@ impl<'s> Parser<'s> {
     /// `object = "{" ws (member (sep member)*)? sep? close`; with `implicit`, the `{` is missing.
     fn object(&mut self, open: usize, shape: ShapeId, implicit: bool) -> Parsed {
         self.enter(FrameKind::Object, self.shapes.known_keys(shape), open)?;
+        if let Some(frame) = self.frames.last_mut() {
+            frame.open = self.shapes.allows_undeclared(shape);
+        }
         self.hit(Production::Object);
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
@@ -555,7 +601,17 @@ impl<'s> Parser<'s> {
                 return self.array(pos, shape, b')');
             }
             b'"' | b'\'' => {
+                let mark = self.edits.len();
                 let (text, end) = self.string(pos, byte, false)?;
+                // An inner quote that closes a quoted word (`"/opt/My App/bin/app" --config
+                // "a.toml"`): the value may be text that starts with a quoted word.
+                if self.shapes.is_textual(shape)
+                    && self.first_inner_quote_closes(mark)
+                    && self.choices.choose(2) == TAKE_AS_STRUCTURE
+                {
+                    self.edits.truncate(mark);
+                    return self.bare_run(pos, shape);
+                }
                 return Ok((Node { span: pos..end, kind: NodeKind::Str(text) }, end));
             }
             b',' | b'}' | b']' | b':' => return self.error("expected a value", pos),
@@ -595,12 +651,29 @@ impl<'s> Parser<'s> {
             self.shapes.is_textual(shape) || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
         self.hit(Production::BareRun);
         let mut i = start;
-        // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
+        // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it, and
+        // nothing inside them ends the run.
         let mut nesting = 0usize;
         let mut declined = None;
         while i < bytes.len() {
             let byte = bytes[i];
             match byte {
+                b'"' | b'\'' => {
+                    // A quoted stretch is text: no bracket or terminator inside it counts.
+                    if let Some(after) = self.quoted_stretch(i, start) {
+                        i = after;
+                        continue;
+                    }
+                }
+                b'{' if nesting == 0 && i > start && self.restart_may_begin(i) => {
+                    // The object may start again here (`ls -la {"command": …`): a reading.
+                    if self.choices.choose(2) == TAKE_AS_STRUCTURE {
+                        break;
+                    }
+                    nesting += 1;
+                    i += 1;
+                    continue;
+                }
                 b'{' | b'[' | b'(' => nesting += 1,
                 b'}' | b']' | b')' if nesting > 0 => {
                     nesting -= 1;
@@ -609,23 +682,35 @@ impl<'s> Parser<'s> {
                 }
                 _ => {}
             }
+            if nesting > 0 {
+                i += 1;
+                continue;
+            }
             let ends = match byte {
-                b',' | b'}' | b']' if nesting > 0 => false,
-                b')' if nesting == 0 && self.in_tuple() => true,
+                b')' if self.in_tuple() => true,
                 b',' if kind != Some(FrameKind::Object) || !textual => true,
-                b'\n' if !textual => true,
+                b'\n' if !textual || kind == Some(FrameKind::Array) => true,
                 b',' => {
-                    let q = self.skip_ws_quiet(i + 1);
+                    let q = self.skip_blank(i + 1);
                     q >= bytes.len() || is_closer(bytes[q]) || self.ends_at_key(q, true, &mut declined)
                 }
-                b'}' | b']' => self.closer_ok(i),
+                b'}' | b']' => self.closer_ends_run(i),
                 b' ' | b'\t' | b'\r' | b'\n' => {
-                    let q = self.skip_ws_quiet(i);
+                    let q = self.skip_blank(i);
                     // An unquoted word counts as a key only at a line start.
                     let newline = self.src[i..q].contains('\n');
                     let quoted = matches!(bytes.get(q), Some(b'"' | b'\''));
-                    q >= bytes.len() || ((newline || quoted) && self.ends_at_key(q, false, &mut declined))
+                    let ends = q >= bytes.len()
+                        || self.comment_may_end_run(q)
+                        || ((newline || quoted) && self.ends_at_key(q, false, &mut declined));
+                    if !ends {
+                        // Nothing in a run of blanks ends the value: step over it at once.
+                        i = q;
+                        continue;
+                    }
+                    true
                 }
+                b'\\' if lexeme::literal_escape_len(&self.src[i..]).is_some() => self.escape_may_end_run(i),
                 _ => false,
             };
             if ends {

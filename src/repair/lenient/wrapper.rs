@@ -34,6 +34,13 @@ pub fn prefix(text: &str) -> Option<Opened> {
     } else if opened.paren {
         return None;
     }
+    // Prose comes first or not at all: a lead-in, then the call's own syntax.
+    let lead = rest.trim_start();
+    let end = lead.find("```").or_else(|| lead.find('<')).or_else(|| lead.find('[')).unwrap_or(lead.len());
+    let prose = lead[..end].trim_end();
+    if is_prose(prose) && prose.ends_with([':', '.', '!', '?']) {
+        rest = &lead[end..];
+    }
     loop {
         rest = rest.trim_start();
         if rest.is_empty() {
@@ -53,13 +60,7 @@ pub fn prefix(text: &str) -> Option<Opened> {
             rest = after;
             continue;
         }
-        // Prose: a lead-in ending with ':' or a sentence, then (optionally) a fence or tags.
-        let end = rest.find("```").or_else(|| rest.find('<')).unwrap_or(rest.len());
-        let prose = rest[..end].trim_end();
-        if !is_prose(prose) || !prose.ends_with([':', '.', '!', '?']) {
-            return None;
-        }
-        rest = &rest[end..];
+        return None;
     }
 }
 
@@ -73,7 +74,9 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
         if rest.is_empty() {
             return true;
         }
-        if let Some(after) = tool_tag(rest) {
+        // After the object only closing tags: an opening one (`<parameter …>`) starts more of
+        // the call.
+        if let Some(after) = tool_tag(rest).filter(|_| rest.starts_with("</") || rest.starts_with("<|")) {
             rest = after;
         } else if let (true, Some(after)) = (paren, rest.strip_prefix(')')) {
             paren = false;
@@ -87,11 +90,8 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
             }
             return false;
         } else {
-            let end = rest.find('<').unwrap_or(rest.len());
-            if !is_sentence(rest[..end].trim_end()) {
-                return false;
-            }
-            rest = &rest[end..];
+            // A closing sentence, and nothing after it.
+            return is_sentence(rest.trim_end());
         }
     }
 }
