@@ -58,6 +58,9 @@ fn offer_decoded(
     let Some(decoded @ Value::Object(_)) = parse_as_cli(inner) else {
         return Ok(());
     };
+    if super::json5_reading::has_duplicate_keys(inner) {
+        return Err(Refusal::new(RefusalCode::Ambiguous, "the encoded input gives a key twice", None));
+    }
     let whole = || vec![Edit::new(EditKind::DoubleEncoded, 0..raw.len(), "")];
     if schema.first_violation(&decoded).is_none() {
         return readings.offer(Reading { value: decoded, edits: whole(), tree: None });

@@ -30,6 +30,36 @@ struct Parameter<'a> {
     key: String,
     value: &'a str,
     value_span: Range<usize>,
+    kind: ValueKind,
+}
+
+/// What the syntax says V is: DSML's `string="true"` / `string="false"`, or nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ValueKind {
+    Text,
+    Json,
+    Either,
+}
+
+fn value_kind(attributes: &str) -> ValueKind {
+    if attributes.contains("string=\"true\"") {
+        ValueKind::Text
+    } else if attributes.contains("string=\"false\"") {
+        ValueKind::Json
+    } else {
+        ValueKind::Either
+    }
+}
+
+/// A value that holds the syntax's own tags (`x = 2<parameter>…`): a closing tag was damaged,
+/// and where the value ends is unknown.
+fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
+    let value = &raw[span.clone()];
+    let tags = ["<parameter", "parameter>", "</parameter", "<arg_", "arg_key>", "arg_value>", "</function", "</invoke"];
+    match tags.iter().any(|t| value.contains(t)) {
+        true => Err(syntax("a value holds the call syntax's own tags: a tag is damaged", span.start)),
+        false => Ok(()),
+    }
 }
 
 /// Offers the readings of `raw` as foreign syntax, if it is written in one. Returns `Err` only
@@ -61,7 +91,7 @@ pub fn offer(raw: &str, shapes: &ShapeSet, _parse: ParseOptions, readings: &mut 
         let shape = shapes.property(shapes.root(), &parameter.key);
         let pointer = format!("/{}", escape_pointer(&parameter.key));
         let edit = Edit::new(EditKind::ForeignSyntax, parameter.value_span.clone(), pointer);
-        let values = values(parameter.value, shape, shapes);
+        let values = values(parameter.value, parameter.kind, shape, shapes);
         if values.is_empty() {
             readings.fail(Refusal::new(
                 RefusalCode::SchemaMismatch,
@@ -112,7 +142,7 @@ pub fn is_foreign_call(raw: &str) -> bool {
 
 /// How a parameter's text reads at a value of shape `id`: verbatim where a string may stand,
 /// as JSON where another type may.
-fn values(text: &str, id: ShapeId, shapes: &ShapeSet) -> Vec<Value> {
+fn values(text: &str, kind: ValueKind, id: ShapeId, shapes: &ShapeSet) -> Vec<Value> {
     let (mut string, mut other) = (false, false);
     visit(shapes, id, &mut |shape| match shape {
         Shape::String { .. } => string = true,
@@ -123,15 +153,16 @@ fn values(text: &str, id: ShapeId, shapes: &ShapeSet) -> Vec<Value> {
         _ => other = true,
     });
     let mut values = Vec::new();
-    if string {
+    if string && kind != ValueKind::Json {
         values.push(Value::String(text.to_string()));
     }
-    if other {
+    if (other && kind != ValueKind::Text) || kind == ValueKind::Json {
         let parsed = super::lexeme::json_number(text.trim())
             .map(Value::Number)
             .or_else(|| serde_json::from_str::<Value>(text.trim()).ok())
             .or_else(|| json5::from_str::<Value>(text.trim()).ok().filter(|v| v.is_array() || v.is_object()));
-        if let Some(parsed) = parsed.filter(|v| !v.is_string()) {
+        // As JSON, a string is only what the syntax said it is (`string="false"`).
+        if let Some(parsed) = parsed.filter(|v| !v.is_string() || kind == ValueKind::Json) {
             values.push(parsed);
         }
     }
@@ -178,10 +209,15 @@ fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
             "parameter" => {
                 let key = parameter_name(tag.attributes).ok_or_else(|| syntax("a parameter without a name", start))?;
                 let (value_span, after) = element_text(raw, pos, "parameter")?;
-                parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span });
+                holds_no_tags(raw, &value_span)?;
+                let kind = value_kind(tag.attributes);
+                parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span, kind });
                 pos = after;
             }
             "arg_key" => {
+                if pending_key.is_some() {
+                    return Err(syntax("two <arg_key>s before one <arg_value>", start));
+                }
                 let (key_span, after) = element_text(raw, pos, "arg_key")?;
                 pending_key = Some((raw[key_span].trim().to_string(), start));
                 pos = after;
@@ -190,7 +226,13 @@ fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
                 let (key, _) =
                     pending_key.take().ok_or_else(|| syntax("an <arg_value> without its <arg_key>", start))?;
                 let (value_span, after) = element_text(raw, pos, "arg_value")?;
-                parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span });
+                holds_no_tags(raw, &value_span)?;
+                parameters.push(Parameter {
+                    key,
+                    value: &raw[value_span.clone()],
+                    value_span,
+                    kind: ValueKind::Either,
+                });
                 pos = after;
             }
             "name" => {

@@ -13,6 +13,11 @@ pub fn read(raw: &str) -> Option<Value> {
     (value.is_object() && numbers_keep_their_text(&value, raw)).then_some(value)
 }
 
+/// Whether JSON `text` gives some key twice in one object (serde_json would keep the last).
+pub fn has_duplicate_keys(text: &str) -> bool {
+    serde_json::from_str::<Strict>(text).is_err_and(|e| e.to_string().contains("given twice"))
+}
+
 /// A JSON value that refuses duplicate keys.
 struct Strict(Value);
 
@@ -103,5 +108,7 @@ mod tests {
         assert_eq!(read("{timeout: 0xFF}"), None);
         assert_eq!(read("{ratio: .5}"), None);
         assert_eq!(read("[1]"), None);
+        assert!(has_duplicate_keys(r#"{"a": {"b": 1, "b": 2}}"#));
+        assert!(!has_duplicate_keys(r#"{"a": 1, "b": [{"a": 2}]}"#));
     }
 }

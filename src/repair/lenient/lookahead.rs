@@ -27,7 +27,7 @@ impl Parser<'_> {
         while pos < self.src.len() {
             let rest = &self.src[pos..];
             match lexeme::whitespace_len(rest)
-                .or_else(|| lexeme::comment_len(rest))
+                .or_else(|| self.comments.len_at(self.src, pos))
                 .or_else(|| lexeme::literal_escape_len(rest))
             {
                 Some(len) => pos += len,
@@ -155,6 +155,11 @@ impl Parser<'_> {
         self.src.as_bytes().get(pos).copied()
     }
 
+    /// A key with both its quotes (or a declared unquoted word) followed by `:`.
+    pub(super) fn intact_key_at(&self, pos: usize) -> bool {
+        self.damaged_key(pos).is_none() && self.key_colon_at(pos, true).is_some()
+    }
+
     /// Whether a quoted `name` is strong structure: the enclosing object declares it, or
     /// declares no names at all (no schema to tell).
     fn is_declared_or_open(&self, name: &str) -> bool {
@@ -232,7 +237,7 @@ impl Parser<'_> {
         match byte {
             b',' if in_object => {
                 let q = self.skip_ws_quiet(p + 1);
-                q >= bytes.len() || is_closer(bytes[q]) || self.key_colon_at(q, true).is_some()
+                q >= bytes.len() || is_closer(bytes[q]) || self.intact_key_at(q)
             }
             b',' => true,
             b'}' | b']' => self.closer_ok(p),
@@ -240,7 +245,9 @@ impl Parser<'_> {
             b')' => self.in_tuple(),
             _ => {
                 let newline = self.src[pos..p].contains('\n');
-                self.innermost().is_some() && self.key_colon_at(p, newline).is_some()
+                // A damaged key (`description":`) never ends a value by itself: the quote may
+                // be this value's own closing one (`"rm -rf build, "description": …`).
+                self.innermost().is_some() && self.damaged_key(p).is_none() && self.key_colon_at(p, newline).is_some()
             }
         }
     }

@@ -4,6 +4,7 @@
 
 mod brackets;
 mod choices;
+mod comments;
 mod lookahead;
 mod parser;
 mod production;

@@ -4,6 +4,7 @@
 
 use super::brackets::Brackets;
 use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
+use super::comments::CommentFinder;
 use super::lookahead::is_closer;
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
@@ -70,6 +71,7 @@ pub(super) struct Parser<'s> {
     pub brackets: Brackets,
     /// The tool's name, when known: call-syntax wrappers must name it.
     pub tool: Option<&'s str>,
+    pub comments: CommentFinder,
     path: Vec<String>,
     options: ParseOptions,
 }
@@ -99,6 +101,7 @@ pub fn parse_reading(
         opened: Opened::default(),
         brackets: Brackets::of(src),
         tool,
+        comments: CommentFinder::default(),
         path: Vec::new(),
         options,
     };
@@ -145,7 +148,7 @@ impl<'s> Parser<'s> {
             if let Some(len) = lexeme::whitespace_len(rest) {
                 self.hit(Production::Whitespace);
                 pos += len;
-            } else if let Some(len) = lexeme::comment_len(rest) {
+            } else if let Some(len) = self.comments.len_at(self.src, pos) {
                 self.hit(Production::Comment);
                 self.edit(EditKind::DropComment, pos..pos + len);
                 pos += len;
@@ -167,7 +170,7 @@ impl<'s> Parser<'s> {
             if let Some(len) = lexeme::whitespace_len(rest) {
                 self.hit(Production::Whitespace);
                 pos += len;
-            } else if let Some(len) = lexeme::comment_len(rest) {
+            } else if let Some(len) = self.comments.len_at(self.src, pos) {
                 if self.choices.choose(2) == KEEP_AS_TEXT {
                     return pos;
                 }
@@ -249,14 +252,13 @@ impl<'s> Parser<'s> {
     /// A comment marker after a blank inside bare text (`ls -la // list`, `//server/share`):
     /// a comment that ends the value, or text — both readings are walked.
     fn comment_may_end_run(&mut self, at: usize) -> bool {
-        lexeme::comment_len(&self.src[at..]).is_some() && self.choices.choose(2) == TAKE_AS_STRUCTURE
+        self.comments.len_at(self.src, at).is_some() && self.choices.choose(2) == TAKE_AS_STRUCTURE
     }
 
     /// An escape written out inside bare text (`npm test\n"timeout": 5`): where what follows it
     /// is structure (a key, a comma, a closer, the end), it may be layout that ends the value
     /// or text — both readings are walked.
-    fn escape_may_end_run(&mut self, at: usize) -> bool {
-        let q = self.skip_ws_quiet(at);
+    fn escape_may_end_run(&mut self, _at: usize, q: usize) -> bool {
         let bytes = self.src.as_bytes();
         let structure = q >= bytes.len() || matches!(bytes[q], b',' | b'}' | b']') || self.key_at(q, true).is_some();
         structure && self.choices.choose(2) == TAKE_AS_STRUCTURE
@@ -571,7 +573,7 @@ impl<'s> Parser<'s> {
             match byte {
                 b',' => {
                     let next = self.skip_ws_quiet(pos + 1);
-                    if in_object && self.key_colon_at(next, true).is_some() {
+                    if in_object && self.intact_key_at(next) {
                         // `["a", "pinned": false`: the array was never closed.
                         self.hit(Production::Separator);
                         self.edit(EditKind::InsertCloser, pos..pos);
@@ -581,7 +583,7 @@ impl<'s> Parser<'s> {
                     pos += 1;
                     continue;
                 }
-                _ if in_object && self.key_colon_at(pos, true).is_some() => {
+                _ if in_object && self.intact_key_at(pos) => {
                     self.edit(EditKind::InsertCloser, pos..pos);
                     break pos;
                 }
@@ -702,7 +704,12 @@ impl<'s> Parser<'s> {
                 b'\n' if !textual || kind == Some(FrameKind::Array) => true,
                 b',' => {
                     let q = self.skip_blank(i + 1);
-                    q >= bytes.len() || is_closer(bytes[q]) || self.ends_at_key(q, true, &mut declined)
+                    let past_comments = self.skip_ws_quiet(i + 1);
+                    q >= bytes.len()
+                        || is_closer(bytes[q])
+                        || self.ends_at_key(q, true, &mut declined)
+                        // `ls,/**/"flag": false`: the comment may be text, so the key is weak.
+                        || (past_comments != q && self.ends_at_key(past_comments, false, &mut declined))
                 }
                 b'}' | b']' => self.closer_ends_run(i),
                 b' ' | b'\t' | b'\r' | b'\n' => {
@@ -720,7 +727,15 @@ impl<'s> Parser<'s> {
                     }
                     true
                 }
-                b'\\' if lexeme::literal_escape_len(&self.src[i..]).is_some() => self.escape_may_end_run(i),
+                b'\\' if lexeme::literal_escape_len(&self.src[i..]).is_some() => {
+                    let q = self.skip_ws_quiet(i);
+                    if !self.escape_may_end_run(i, q) {
+                        // The escapes (and blanks) up to `q` are text: step over them at once.
+                        i = q;
+                        continue;
+                    }
+                    true
+                }
                 _ => false,
             };
             if ends {
@@ -731,6 +746,14 @@ impl<'s> Parser<'s> {
         let text = self.src[start..i].trim_end();
         if !text.chars().any(char::is_alphanumeric) {
             return self.error("expected a value", start);
+        }
+        if text.as_bytes().windows(2).any(|w| w[0] == b'\\' && matches!(w[1], b'n' | b't' | b'r')) {
+            // `import os\nprint(1)`: a line break written out, or a backslash in a path.
+            return self.error("a written-out escape inside unquoted text: a line break or a backslash", start);
+        }
+        if i >= bytes.len() && !self.frames.is_empty() && text.contains('\n') {
+            // The object never closes: the lines after the first may be outside the call.
+            return self.error("an unclosed value runs over several lines to the end", start);
         }
         if text.matches('"').count() % 2 == 1 {
             return Err(SyntaxError::new(
