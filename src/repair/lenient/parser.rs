@@ -685,12 +685,8 @@ impl<'s> Parser<'s> {
                         continue;
                     }
                 }
-                b'{' if i > start && self.restart_may_begin(i) => {
-                    // The object may start again here (`ls -la {"command": …`): a reading.
-                    if self.choices.choose(2) == TAKE_AS_STRUCTURE {
-                        break;
-                    }
-                }
+                // The object may start again here (`ls -la {"command": …`): a reading.
+                b'{' if i > start && self.restart_may_begin(i) && self.choices.choose(2) == TAKE_AS_STRUCTURE => break,
                 _ => {}
             }
             if let Some(close) = self.bracketed_text(i) {
