@@ -549,3 +549,33 @@ async fn a_surrogate_pair_split_over_two_deltas_reaches_a_typescript_client_as_s
         assert_eq!(received, sent, "{pieces:?}");
     }
 }
+
+#[tokio::test]
+async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_untouched() {
+    let tools = seed_tools().to_string();
+    let bodies = [
+        "not JSON at all {".to_string(),
+        r#"{"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}"#.to_string(),
+        format!(r#"{{"model": "m", "messages": [], "tools": {tools}"#),
+        r#"{"model": "m", "messages": [], "tools": {"name": "search"}}"#.to_string(),
+        r#"{"model": "m", "messages": [], "tools": [1, "search", {"name": "search"}]}"#.to_string(),
+        format!(r#"{{"model": "m", "tools": [], "messages": [], "tools": {tools}}}"#),
+    ];
+    // The seed's stream would be repaired for a request that declares the seed's tool.
+    let harness = start(|_| Reply::sse(SEED_STREAM, 37), |_| {}).await;
+    for body in &bodies {
+        let response = reqwest::Client::new()
+            .post(format!("{}/v1/messages", harness.proxy))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        let (received, broke) = read_all(response).await;
+        assert!(!broke, "{body}");
+        assert_eq!(String::from_utf8(received).unwrap(), SEED_STREAM, "{body}");
+        assert_eq!(harness.upstream.requests().last().unwrap().body, body.as_bytes(), "{body}");
+    }
+    let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
+    assert!(!metrics.contains(r#"outcome="repaired""#), "{metrics}");
+}

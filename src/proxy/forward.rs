@@ -5,7 +5,7 @@ use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
 use super::strict::{blames_strict_schema, plan, StrictPlan};
 use super::App;
-use crate::schema::{tool_list, ToolCatalog};
+use crate::schema::{request_tools_text, tool_list};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -33,16 +33,24 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let url = format!("{}{}", app.config.upstream.trim_end_matches('/'), path_and_query);
     let is_messages = parts.method == Method::POST && parts.uri.path().ends_with("/v1/messages");
-    let request_tools = if is_messages { serde_json::from_slice::<Value>(&body).ok() } else { None };
     let headers = upstream_request_headers(&parts.headers);
     let rewrite_started = Instant::now();
     let strict = if is_messages && app.config.strict.is_enabled() { strict_plan(&app, &body) } else { None };
     let rewrite_time = rewrite_started.elapsed();
 
-    let upstream = match &strict {
-        Some(plan) => send_strict(&app, &parts.method, &url, &headers, plan, &body).await,
-        None => send(&app, &parts.method, &url, headers, body.clone()).await.map(Upstream::Streaming),
+    let upstream = async {
+        match &strict {
+            Some(plan) => send_strict(&app, &parts.method, &url, &headers, plan, &body).await,
+            None => send(&app, &parts.method, &url, headers.clone(), body.clone()).await.map(Upstream::Streaming),
+        }
     };
+    // The tools are learned while the upstream answers (the request is on its way first):
+    // only the `tools` text is read, and a catalog seen before is one lookup.
+    let learn = async {
+        let tools = if is_messages { request_tools_text(&body) } else { None };
+        tools.and_then(|tools| app.schemas.catalog_for_text(tools))
+    };
+    let (upstream, catalog) = futures_util::future::join(upstream, learn).await;
     let upstream = match upstream {
         Ok(Upstream::Streaming(response)) => response,
         Ok(Upstream::Read(response)) => return response,
@@ -54,23 +62,18 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let tools = request_tools.as_ref().and_then(tool_list).filter(|_| is_sse && status.is_success());
-    let response_headers = client_response_headers(upstream.headers(), tools.is_some());
-    let body = match tools {
-        Some(tools) => {
-            let mut catalog = ToolCatalog::default();
-            catalog.add_all(tools, Some(&app.schemas));
-            let schemas: HashMap<String, Value> = tools
-                .iter()
-                .filter_map(|t| Some((t["name"].as_str()?.to_string(), t.get("input_schema")?.clone())))
-                .collect();
+    let catalog = catalog.filter(|_| is_sse && status.is_success());
+    let response_headers = client_response_headers(upstream.headers(), catalog.is_some());
+    let body = match catalog {
+        Some(catalog) => {
+            let schemas = if app.capture.is_some() { capture_schemas(&body) } else { HashMap::new() };
             let request_id = upstream
                 .headers()
                 .get("request-id")
                 .and_then(|v| v.to_str().ok())
                 .map(String::from)
                 .unwrap_or_else(|| app.next_request_id());
-            let context = RelayContext { tools: Arc::new(catalog), schemas, request_id, started, rewrite_time };
+            let context = RelayContext { tools: catalog, schemas, request_id, started, rewrite_time };
             relay(app.clone(), upstream, context)
         }
         None => {
@@ -83,6 +86,16 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     *response.status_mut() = status;
     *response.headers_mut() = response_headers;
     response
+}
+
+/// The request's raw schemas by tool name, for the capture file.
+fn capture_schemas(body: &[u8]) -> HashMap<String, Value> {
+    let tools: Value = request_tools_text(body).and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+    tool_list(&tools)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t.get("input_schema")?.clone())))
+        .collect()
 }
 
 enum Upstream {

@@ -7,7 +7,7 @@ mod shape;
 pub mod strict;
 
 pub use cache::SchemaCache;
-pub use catalog::{tool_list, ToolCatalog};
+pub use catalog::{request_tools_text, tool_list, ToolCatalog};
 pub(crate) use shape::escape_pointer;
 pub use shape::{ObjectShape, Shape, ShapeId, ShapeSet};
 
