@@ -60,6 +60,10 @@ pub fn request_tools_text(body: &[u8]) -> Option<&str> {
         #[serde(borrow)]
         tools: Option<&'a RawValue>,
     }
+    // A struct also reads from a JSON array: only an object is a request.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
     serde_json::from_slice::<ToolsOnly>(body).ok()?.tools.map(RawValue::get)
 }
 
