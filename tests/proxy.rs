@@ -574,7 +574,10 @@ async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_
         let (received, broke) = read_all(response).await;
         assert!(!broke, "{body}");
         assert_eq!(String::from_utf8(received).unwrap(), SEED_STREAM, "{body}");
-        assert_eq!(harness.upstream.requests().last().unwrap().body, body.as_bytes(), "{body}");
+        let seen = harness.upstream.requests().pop().unwrap();
+        assert_eq!(seen.body, body.as_bytes(), "{body}");
+        assert_eq!(seen.header("content-length"), Some(body.len().to_string().as_str()), "framed as sent");
+        assert_eq!(seen.header("transfer-encoding"), None);
     }
     let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
     assert!(!metrics.contains(r#"outcome="repaired""#), "{metrics}");

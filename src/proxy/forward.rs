@@ -4,6 +4,7 @@
 use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
 use super::strict::{blames_strict_schema, plan, StrictPlan};
+use super::tee::tee;
 use super::App;
 use crate::schema::{request_tools_text, tool_list};
 use axum::body::Body;
@@ -11,46 +12,69 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use futures_util::future::{self, Either};
 use futures_util::TryStreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::oneshot;
 
 pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let body = match axum::body::to_bytes(body, app.config.max_request_bytes).await {
-        Ok(body) => body,
-        Err(_) => {
-            return api_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                &format!("toolmend: request body over {} bytes", app.config.max_request_bytes),
-            )
+    let is_messages = parts.method == Method::POST && parts.uri.path().ends_with("/v1/messages");
+    let strict_wanted = is_messages && app.config.strict.is_enabled();
+    let declared = declared_length(&parts.headers);
+    if declared.is_some_and(|length| length > app.config.max_request_bytes) {
+        return too_large(&app);
+    }
+    // A body of known length streams upstream as it arrives; strict injection rewrites the body
+    // and needs it whole, and so does a body of unknown length (to bound it).
+    let (body, received) = match declared.filter(|_| !strict_wanted) {
+        Some(length) => {
+            let (streamed, received) = tee(body, length);
+            (RequestBody::Streamed(streamed, length), received)
         }
+        None => match axum::body::to_bytes(body, app.config.max_request_bytes).await {
+            Ok(whole) => {
+                let (sender, received) = oneshot::channel();
+                let _ = sender.send(whole.clone());
+                (RequestBody::Whole(whole), received)
+            }
+            Err(_) => return too_large(&app),
+        },
     };
     let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let url = format!("{}{}", app.config.upstream.trim_end_matches('/'), path_and_query);
-    let is_messages = parts.method == Method::POST && parts.uri.path().ends_with("/v1/messages");
     let headers = upstream_request_headers(&parts.headers);
     let rewrite_started = Instant::now();
-    let strict = if is_messages && app.config.strict.is_enabled() { strict_plan(&app, &body) } else { None };
+    let strict = match &body {
+        RequestBody::Whole(whole) if strict_wanted => strict_plan(&app, whole),
+        _ => None,
+    };
     let rewrite_time = rewrite_started.elapsed();
 
     let upstream = async {
-        match &strict {
-            Some(plan) => send_strict(&app, &parts.method, &url, &headers, plan, &body).await,
-            None => send(&app, &parts.method, &url, headers.clone(), body.clone()).await.map(Upstream::Streaming),
+        match (&strict, body) {
+            (Some(plan), RequestBody::Whole(whole)) => {
+                send_strict(&app, &parts.method, &url, &headers, plan, &whole).await
+            }
+            (_, body) => send(&app, &parts.method, &url, headers.clone(), body).await.map(Upstream::Streaming),
         }
     };
     // The tools are learned while the upstream answers (the request is on its way first):
     // only the `tools` text is read, and a catalog seen before is one lookup.
     let learn = async {
+        let body = received.await.ok()?;
         let tools = if is_messages { request_tools_text(&body) } else { None };
-        tools.and_then(|tools| app.schemas.catalog_for_text(tools))
+        Some((tools.and_then(|tools| app.schemas.catalog_for_text(tools))?, body))
     };
-    let (upstream, catalog) = futures_util::future::join(upstream, learn).await;
+    let mut learn = std::pin::pin!(learn);
+    let (upstream, learned) = match future::select(std::pin::pin!(upstream), learn.as_mut()).await {
+        Either::Left((upstream, _)) => (upstream, None),
+        Either::Right((learned, upstream)) => (upstream.await, Some(learned)),
+    };
     let upstream = match upstream {
         Ok(Upstream::Streaming(response)) => response,
         Ok(Upstream::Read(response)) => return response,
@@ -62,10 +86,16 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let catalog = catalog.filter(|_| is_sse && status.is_success());
-    let response_headers = client_response_headers(upstream.headers(), catalog.is_some());
-    let body = match catalog {
-        Some(catalog) => {
+    // Only a stream is repaired; the body is all in by now unless the upstream answered early.
+    let learned = match learned {
+        Some(learned) => learned,
+        None if is_sse && status.is_success() => learn.await,
+        None => None,
+    };
+    let learned = learned.filter(|_| is_sse && status.is_success());
+    let response_headers = client_response_headers(upstream.headers(), learned.is_some());
+    let body = match learned {
+        Some((catalog, body)) => {
             let schemas = if app.capture.is_some() { capture_schemas(&body) } else { HashMap::new() };
             let request_id = upstream
                 .headers()
@@ -86,6 +116,26 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     *response.status_mut() = status;
     *response.headers_mut() = response_headers;
     response
+}
+
+/// The request body as it goes upstream.
+enum RequestBody {
+    /// Read to its end first.
+    Whole(Bytes),
+    /// Sent as it arrives, with its declared length.
+    Streamed(reqwest::Body, usize),
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+fn too_large(app: &App) -> Response {
+    api_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request_too_large",
+        &format!("toolmend: request body over {} bytes", app.config.max_request_bytes),
+    )
 }
 
 /// The request's raw schemas by tool name, for the capture file.
@@ -109,9 +159,17 @@ async fn send(
     app: &App,
     method: &Method,
     url: &str,
-    headers: HeaderMap,
-    body: Bytes,
+    mut headers: HeaderMap,
+    body: RequestBody,
 ) -> Result<reqwest::Response, Response> {
+    let body = match body {
+        RequestBody::Whole(whole) => reqwest::Body::from(whole),
+        RequestBody::Streamed(streamed, length) => {
+            // The declared length, so the upstream sees the body framed as the client sent it.
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+            streamed
+        }
+    };
     match app.client.request(method.clone(), url).headers(headers).body(body).send().await {
         Ok(response) => {
             app.metrics.count_upstream(response.status().as_str());
@@ -165,7 +223,9 @@ async fn send_strict(
     original: &Bytes,
 ) -> Result<Upstream, Response> {
     if plan.injected.is_empty() {
-        return send(app, method, url, headers.clone(), original.clone()).await.map(Upstream::Streaming);
+        return send(app, method, url, headers.clone(), RequestBody::Whole(original.clone()))
+            .await
+            .map(Upstream::Streaming);
     }
     let mut injected_headers = headers.clone();
     if let Some(beta) = &app.config.strict.beta {
@@ -177,7 +237,7 @@ async fn send_strict(
             injected_headers.insert("anthropic-beta", value);
         }
     }
-    let response = send(app, method, url, injected_headers, Bytes::from(plan.body.clone())).await?;
+    let response = send(app, method, url, injected_headers, RequestBody::Whole(Bytes::from(plan.body.clone()))).await?;
     if response.status() != StatusCode::BAD_REQUEST {
         return Ok(Upstream::Streaming(response));
     }
@@ -197,7 +257,7 @@ async fn send_strict(
     let reason = String::from_utf8_lossy(&error_body).chars().take(500).collect::<String>();
     tracing::warn!(tools = ?plan.injected, "the API rejected the strict schemas; re-issuing without injection");
     app.record_event("strict_rejected", json!({"tools": plan.injected, "reason": reason}));
-    send(app, method, url, headers.clone(), original.clone()).await.map(Upstream::Streaming)
+    send(app, method, url, headers.clone(), RequestBody::Whole(original.clone())).await.map(Upstream::Streaming)
 }
 
 /// An error in the Messages API's own shape, so SDKs report it as usual.

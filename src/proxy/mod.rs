@@ -10,6 +10,7 @@ mod local;
 mod observe;
 mod relay;
 pub mod strict;
+mod tee;
 
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
 pub use observe::Capture;
