@@ -1,9 +1,8 @@
 //! Tool schemas by name, from an Anthropic `tools` array, an MCP `tools/list` result, or the
 //! `api-request-shape` records of a Claude Code transcript.
 
+use super::member::top_level_member;
 use super::{SchemaCache, SchemaError, ToolSchema};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -55,16 +54,7 @@ impl ToolCatalog {
 /// every other member is skipped, never built. `None` when the body is not a JSON object or
 /// has no `tools`.
 pub fn request_tools_text(body: &[u8]) -> Option<&str> {
-    #[derive(Deserialize)]
-    struct ToolsOnly<'a> {
-        #[serde(borrow)]
-        tools: Option<&'a RawValue>,
-    }
-    // A struct also reads from a JSON array: only an object is a request.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return None;
-    }
-    serde_json::from_slice::<ToolsOnly>(body).ok()?.tools.map(RawValue::get)
+    top_level_member(body, "tools")
 }
 
 /// The tools array inside any supported shape.

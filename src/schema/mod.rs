@@ -3,6 +3,7 @@
 
 mod cache;
 mod catalog;
+mod member;
 mod shape;
 pub mod strict;
 
