@@ -7,6 +7,7 @@ use super::strict::{blames_strict_schema, plan, StrictPlan};
 use super::tee::tee;
 use super::App;
 use crate::schema::{request_tools_text, tool_list};
+use crate::stream::messages::WireFormat;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -23,7 +24,7 @@ use tokio::sync::oneshot;
 pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let is_messages = parts.method == Method::POST && parts.uri.path().ends_with("/v1/messages");
+    let is_messages = WireFormat::of_request(parts.method.as_str(), parts.uri.path()).is_some();
     let strict_wanted = is_messages && app.config.strict.is_enabled();
     let declared = declared_length(&parts.headers);
     if declared.is_some_and(|length| length > app.config.max_request_bytes) {

@@ -7,6 +7,21 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
+/// The wire formats whose streams are repaired: one today, each with a file like this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WireFormat {
+    /// Anthropic Messages: `POST …/v1/messages`, answered with the SSE events read here.
+    AnthropicMessages,
+}
+
+impl WireFormat {
+    /// The format of a request from its method and path; `None` for one passed through unread.
+    pub fn of_request(method: &str, path: &str) -> Option<Self> {
+        (method == "POST" && path.ends_with("/v1/messages")).then_some(Self::AnthropicMessages)
+    }
+}
+
 /// The event carrying text, thinking and tool input pieces: read only while input is held.
 pub const DELTA_EVENT: &str = "content_block_delta";
 
@@ -152,6 +167,14 @@ mod tests {
 
     fn event_of(raw: &str) -> String {
         format!("{:?}", read(&parse_frame(raw.as_bytes())))
+    }
+
+    #[test]
+    fn only_messages_requests_are_in_the_format() {
+        assert_eq!(WireFormat::of_request("POST", "/gateway/v1/messages"), Some(WireFormat::AnthropicMessages));
+        for (method, path) in [("GET", "/v1/messages"), ("POST", "/v1/messages/count_tokens"), ("HEAD", "/api/hello")] {
+            assert_eq!(WireFormat::of_request(method, path), None, "{method} {path}");
+        }
     }
 
     #[test]
