@@ -14,12 +14,17 @@ pub struct Cli {
 pub enum Command {
     /// Run the sidecar: a Messages API proxy that repairs tool input in the stream.
     Serve(ServeArgs),
+    /// Run a command with the sidecar in front of it: `toolmend run [OPTIONS] -- claude ...`.
+    Run(RunArgs),
     /// Show the main job on an embedded fake API: a malformed call repaired in the stream.
     Demo,
     /// Repair recorded tool calls (JSON Lines records, transcripts, captures), or one raw input.
     Repair(RepairArgs),
-    /// Show which tools `serve` could make strict, their normalized schemas, or why not.
+    /// Show which tools `serve` could make strict, their normalized schemas, or why not, and
+    /// the tools adaptive strict has chosen.
     StrictCheck(StrictCheckArgs),
+    /// Print an `[examples]` config block from recorded inputs (a capture file's repairs).
+    Examples(ExamplesArgs),
     /// Count unparsed tool calls per tool across Claude Code transcripts.
     Scan(ScanArgs),
     /// Write a copy of a transcript in which repairable calls hold their repaired input.
@@ -60,6 +65,35 @@ pub enum HookCommand {
     /// The PostToolBatch hook: reads the hook JSON on stdin, repairs unparsed calls and prints
     /// `additionalContext` with the corrected input. Never fails the hook.
     PostToolBatch(PostToolBatchArgs),
+    /// Add the PostToolBatch hook to a Claude Code settings file (other keys and hooks kept, the
+    /// previous file backed up beside it).
+    Install(HookInstallArgs),
+    /// Remove toolmend's PostToolBatch hook from a Claude Code settings file.
+    Uninstall(SettingsScope),
+}
+
+/// Which Claude Code settings file.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub struct SettingsScope {
+    /// ~/.claude/settings.json, or settings.json in $CLAUDE_CONFIG_DIR (the default).
+    #[arg(long)]
+    pub user: bool,
+    /// .claude/settings.json in this folder (shared with the project).
+    #[arg(long)]
+    pub project: bool,
+    /// .claude/settings.local.json in this folder (yours only).
+    #[arg(long)]
+    pub local: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    #[command(flatten)]
+    pub scope: SettingsScope,
+    /// A running sidecar the hook reports each call to (passed on to `hook post-tool-batch`).
+    #[arg(long, value_name = "URL")]
+    pub report: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -79,20 +113,32 @@ pub struct PostToolBatchArgs {
 pub struct StrictCheckArgs {
     /// An Anthropic `tools` array, an MCP `tools/list` result, a Claude Code transcript, or
     /// JSON Lines records with `tool` and `schema`.
+    #[arg(long, value_name = "FILE", required_unless_present = "state")]
+    pub tools: Option<PathBuf>,
+    /// Adaptive strict's state file (`[strict] state_file`): list the tools it has chosen.
     #[arg(long, value_name = "FILE")]
-    pub tools: PathBuf,
-    /// One JSON array instead of text.
+    pub state: Option<PathBuf>,
+    /// One JSON array instead of text (with --state: an object with `tools` and `adapted`).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExamplesArgs {
+    /// JSON Lines of `{tool, input}`: the sidecar's capture file (its repaired inputs) or
+    /// lines written by hand.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
 }
 
 /// Flags win over `TOOLMEND_*` variables, which win over the config file.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on [default: 127.0.0.1:8787].
+    /// Address to listen on [default: 127.0.0.1:8787; for `run`, a free loopback port].
     #[arg(long, env = "TOOLMEND_LISTEN", value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
-    /// The Messages API to forward to [default: https://api.anthropic.com].
+    /// The Messages API to forward to [default: https://api.anthropic.com; for `run`, the
+    /// ANTHROPIC_BASE_URL the command would have used, if set].
     #[arg(long, env = "TOOLMEND_UPSTREAM", value_name = "URL")]
     pub upstream: Option<String>,
     /// A TOML config file (see the README for its keys).
@@ -104,7 +150,7 @@ pub struct ServeArgs {
     /// Append every call that was not valid to this JSON Lines file (mode 0600).
     #[arg(long, env = "TOOLMEND_CAPTURE", value_name = "FILE")]
     pub capture: Option<PathBuf>,
-    /// Leave raw and repaired inputs out of /events.
+    /// Leave raw and repaired inputs out of /events, the live page and OTLP log records.
     #[arg(long, env = "TOOLMEND_REDACT_INPUTS")]
     pub redact_inputs: bool,
 }
@@ -123,4 +169,16 @@ pub struct RepairArgs {
     /// With --schema: the message's stop reason (`max_tokens` refuses).
     #[arg(long, value_name = "REASON", requires = "schema")]
     pub stop_reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Print no summary when the command ends.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The command to run and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }

@@ -6,9 +6,11 @@
 
 pub mod cli;
 pub mod demo;
+pub mod hook_install;
 pub mod offline;
 pub mod proxy;
 pub mod repair;
+pub mod run;
 pub mod schema;
 pub mod stream;
 pub mod telemetry;

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use toolmend::cli::{
-    Cli, Command, FixTranscriptArgs, HookCommand, PostToolBatchArgs, RepairArgs, ScanArgs, ServeArgs, StrictCheckArgs,
+    Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs,
+    RunArgs, ScanArgs, ServeArgs, SettingsScope, StrictCheckArgs,
 };
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
 use toolmend::proxy::{Config, FileConfig, Server};
@@ -40,12 +41,16 @@ fn main() -> ExitCode {
     }));
     let result = match cli.command {
         Command::Serve(args) => run_serve(args),
+        Command::Run(args) => run_wrapped(args),
         Command::Demo => run_demo(),
         Command::Repair(args) => run_repair(args),
         Command::StrictCheck(args) => run_strict_check(args),
+        Command::Examples(args) => run_examples(args),
         Command::Scan(args) => run_scan(args),
         Command::FixTranscript(args) => run_fix_transcript(args),
         Command::Hook(HookCommand::PostToolBatch(args)) => Ok(run_post_tool_batch(args)),
+        Command::Hook(HookCommand::Install(args)) => run_hook_install(args),
+        Command::Hook(HookCommand::Uninstall(scope)) => run_hook_uninstall(scope),
     };
     match result {
         Ok(code) => code,
@@ -66,25 +71,18 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
 }
 
-fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+fn init_logging(default_level: &str) {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| default_level.into()),
+        )
         .with_writer(io::stderr)
         .init();
-    let mut file = match &args.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
-    };
-    file.listen = args.listen.or(file.listen);
-    file.upstream = args.upstream.or(file.upstream);
-    file.capture = args.capture.or(file.capture);
-    if args.allow_remote {
-        file.allow_remote = Some(true);
-    }
-    if args.redact_inputs {
-        file.redact_inputs = Some(true);
-    }
-    let config = Config::from_file(file);
+}
+
+fn run_serve(args: ServeArgs) -> Result<ExitCode> {
+    init_logging("info");
+    let config = Config::from_file(serve_file_config(args)?);
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
         tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
@@ -98,6 +96,58 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
         server.run(shutdown).await.context("serving")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Flags (and their variables) over the config file.
+fn serve_file_config(args: ServeArgs) -> Result<FileConfig> {
+    let mut file = match &args.config {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    file.listen = args.listen.or(file.listen);
+    file.upstream = args.upstream.or(file.upstream);
+    file.capture = args.capture.or(file.capture);
+    if args.allow_remote {
+        file.allow_remote = Some(true);
+    }
+    if args.redact_inputs {
+        file.redact_inputs = Some(true);
+    }
+    // The standard OTEL_* variables, over the file's [otel] section.
+    file.otel = Some(file.otel.unwrap_or_default().with_env(|name| std::env::var(name).ok())?);
+    Ok(file)
+}
+
+/// `toolmend run -- COMMAND`: the command's exit code; the summary unless `--quiet`.
+fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
+    // Warnings only: the command may be an interactive program that owns the terminal.
+    init_logging("warn");
+    let file = serve_file_config(args.serve)?;
+    let config = toolmend::run::sidecar_config(file, std::env::var_os("ANTHROPIC_BASE_URL").as_deref());
+    match runtime()?.block_on(toolmend::run::run(config, &args.command)) {
+        Ok(finished) => {
+            if !args.quiet {
+                eprint!("{}", finished.summary);
+            }
+            Ok(ExitCode::from(finished.exit_code))
+        }
+        Err(error) => {
+            eprintln!("toolmend: {error}");
+            Ok(ExitCode::from(error.exit_code()))
+        }
+    }
+}
+
+fn run_hook_install(args: HookInstallArgs) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&args.scope);
+    eprintln!("toolmend: {}", toolmend::hook_install::install_here(scope, args.report.as_deref())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_hook_uninstall(flags: SettingsScope) -> Result<ExitCode> {
+    let scope = toolmend::hook_install::Scope::from_flags(&flags);
+    eprintln!("toolmend: {}", toolmend::hook_install::uninstall_here(scope)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn wait_for_signal() {
@@ -124,22 +174,29 @@ fn run_demo() -> Result<ExitCode> {
 }
 
 fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
-    let path = &args.tools;
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let tools = toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut report = Vec::new();
-    for (name, schema) in &tools {
-        let line = match toolmend::schema::strict::normalize(schema) {
-            Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
-                "optional_params": strict.optional_params, "union_params": strict.union_params}),
-            Err(why) => {
-                serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
-            }
-        };
-        report.push(line);
+    if let Some(path) = &args.tools {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let tools =
+            toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        for (name, schema) in &tools {
+            let line = match toolmend::schema::strict::normalize(schema) {
+                Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
+                    "optional_params": strict.optional_params, "union_params": strict.union_params}),
+                Err(why) => {
+                    serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
+                }
+            };
+            report.push(line);
+        }
     }
+    let adapted = args.state.as_deref().map(toolmend::proxy::adaptive::read_state).transpose()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let out = match &adapted {
+            Some(adapted) => serde_json::json!({"tools": report, "adapted": adapted}),
+            None => serde_json::json!(report),
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     for line in &report {
@@ -157,7 +214,41 @@ fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
             );
         }
     }
+    if let Some(adapted) = &adapted {
+        println!("adapted ({} tools made strict by adaptive mode):", adapted.len());
+        for adaptation in adapted {
+            println!("  {}: since call {} was {}", adaptation.tool, adaptation.tool_use_id, adaptation.outcome);
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolmend examples --from FILE`: an `[examples]` block on stdout; bad lines on stderr.
+fn run_examples(args: ExamplesArgs) -> Result<ExitCode> {
+    let path = &args.from;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut entries = Vec::new();
+    let mut bad_lines = 0;
+    for (number, line) in text.lines().enumerate() {
+        match toolmend::proxy::examples::parse_line(line) {
+            Ok(Some(entry)) => entries.push(entry),
+            Ok(None) => {}
+            Err(message) => {
+                eprintln!("toolmend: {} line {}: {message}", path.display(), number + 1);
+                bad_lines += 1;
+            }
+        }
+    }
+    if entries.is_empty() {
+        eprintln!("toolmend: no repaired inputs in {}", path.display());
+        return Ok(ExitCode::from(1));
+    }
+    let (block, left_out) = toolmend::proxy::examples::config_block(&entries);
+    for (tool, reason) in &left_out {
+        eprintln!("toolmend: an input of {tool} left out: {reason}");
+    }
+    print!("{block}");
+    Ok(if bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
@@ -296,8 +387,8 @@ fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     eprintln!(
-        "toolmend: {} repaired, {} refused, {} valid, {} bad lines",
-        total.repaired, total.refused, total.valid, total.bad_lines
+        "toolmend: {} repaired, {} refused, {} invalid, {} valid, {} bad lines",
+        total.repaired, total.refused, total.invalid, total.valid, total.bad_lines
     );
     Ok(if unreadable > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
@@ -316,7 +407,7 @@ fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCod
         }
         _ => {
             let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
-            eprintln!("toolmend: refused: {reason}");
+            eprintln!("toolmend: {}: {reason}", outcome.status.as_str());
             Ok(ExitCode::from(1))
         }
     }

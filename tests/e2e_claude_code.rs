@@ -4,11 +4,9 @@
 
 mod common;
 
-use common::{claude_binary, e2e_dir, responder, summary, Scratch, Sidecar, TOOL};
+use common::{claude_in, e2e_dir, responder, summary, Scratch, Sidecar, Tap, TOOL};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 use toolmend::demo::fake_upstream::RecordedRequest;
 
 struct Run {
@@ -16,6 +14,8 @@ struct Run {
     pre_hooks: String,
     post_hooks: String,
     requests: Vec<RecordedRequest>,
+    /// The requests as the CLI sent them, before the sidecar.
+    sent: Vec<RecordedRequest>,
     metrics: String,
     events: Value,
     output: String,
@@ -27,7 +27,8 @@ async fn run_claude(raw: &'static str) -> Run {
 
 async fn run_claude_with(raw: &'static str, tweak: impl FnOnce(&mut toolmend::proxy::Config)) -> Run {
     let sidecar = Sidecar::start_with(responder(raw), tweak).await;
-    let proxy = sidecar.url.clone();
+    let tap = Tap::start(&sidecar.url).await;
+    let proxy = tap.url.clone();
     let scratch = Scratch::new(&format!("claude-{}", raw.len()));
     let work = scratch.0.clone();
     let calls = work.join("calls.jsonl");
@@ -72,6 +73,7 @@ async fn run_claude_with(raw: &'static str, tweak: impl FnOnce(&mut toolmend::pr
         pre_hooks: read(&pre),
         post_hooks: read(&post),
         requests: sidecar.upstream.requests(),
+        sent: tap.requests(),
         metrics: sidecar.get("/metrics").await,
         events: serde_json::from_str(&sidecar.get("/events").await).unwrap(),
         output,
@@ -112,32 +114,6 @@ async fn a_refused_call_reaches_claude_code_unchanged_and_the_event_says_why() {
     assert_eq!(event["kind"], "refused");
     assert_eq!(event["reason"]["code"], "schema_mismatch");
     assert!(event["reason"]["message"].as_str().unwrap().contains("jurisdiction"), "{event}");
-}
-
-/// Runs `claude` in `work/work` with HOME at `work/home` against `base_url`, with `args`.
-async fn claude_in(work: &Path, base_url: &str, args: &[&str]) -> String {
-    let child = tokio::process::Command::new(claude_binary())
-        .args(args)
-        .current_dir(work.join("work"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", work.join("home"))
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-not-a-real-key")
-        .env("CLAUDE_CODE_ENABLE_FINE_GRAINED_TOOL_STREAMING", "1")
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting claude");
-    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output()).await.unwrap().unwrap();
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
 /// Claude Code's project folder name for a working directory.
@@ -261,4 +237,116 @@ async fn claude_code_runs_normally_with_its_mcp_tool_made_strict() {
     assert_eq!(offered["input_schema"]["additionalProperties"], false);
     assert_eq!(run.calls, [json!({"jurisdiction": "se", "terms": ["payout"]})], "claude said: {}", run.output);
     assert!(run.metrics.contains(r#"toolmend_strict_tools_total{result="injected"}"#), "{}", run.metrics);
+}
+
+/// The byte range of the `tools` entry named `name` in a request body.
+fn tool_entry_span(body: &[u8], name: &str) -> Option<std::ops::Range<usize>> {
+    #[derive(serde::Deserialize)]
+    struct Tools<'a> {
+        #[serde(borrow)]
+        tools: Vec<&'a serde_json::value::RawValue>,
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    let tools: Tools = serde_json::from_str(text).ok()?;
+    let entry =
+        tools.tools.iter().find(|raw| serde_json::from_str::<Value>(raw.get()).is_ok_and(|t| t["name"] == name))?;
+    let start = entry.get().as_ptr() as usize - text.as_ptr() as usize;
+    Some(start..start + entry.get().len())
+}
+
+/// Names of the tools a request marks strict.
+fn strict_tools(body: &Value) -> Vec<String> {
+    let tools = body["tools"].as_array().into_iter().flatten();
+    tools.filter(|t| t["strict"] == true).filter_map(|t| t["name"].as_str().map(String::from)).collect()
+}
+
+/// Messages API requests that offer the MCP tool, in order.
+fn offering_tool(requests: &[RecordedRequest]) -> Vec<&RecordedRequest> {
+    requests
+        .iter()
+        .filter(|r| r.json().is_some_and(|b| b["tools"].as_array().into_iter().flatten().any(|t| t["name"] == TOOL)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_offers_its_mcp_tool_with_examples_and_every_other_byte_is_the_clis() {
+    let valid = json!({"jurisdiction": "se", "terms": ["slot machine", "payout"]});
+    let examples = vec![valid.clone(), json!({"jurisdiction": "se", "terms": "payout"})];
+    let run = run_claude_with(r#"{"jurisdiction": "se", "terms": ["payout"]}"#, |config| {
+        config.examples =
+            toolmend::proxy::examples::ExamplesConfig { tools: vec![(TOOL.into(), examples)], ..Default::default() }
+    })
+    .await;
+    assert_eq!(run.calls, [json!({"jurisdiction": "se", "terms": ["payout"]})], "claude said: {}", run.output);
+    let upstream = offering_tool(&run.requests);
+    assert!(!upstream.is_empty(), "requests: {:?}", summary(&run.requests));
+    for seen in upstream {
+        let span = tool_entry_span(&seen.body, TOOL).unwrap();
+        let (before, after) = (&seen.body[..span.start], &seen.body[span.end..]);
+        let sent = run
+            .sent
+            .iter()
+            .find(|r| {
+                r.body.starts_with(before) && r.body.ends_with(after) && r.body.len() >= before.len() + after.len()
+            })
+            .expect("the CLI sent this request with only the MCP tool's entry different");
+        let mut entry: Value = serde_json::from_slice(&seen.body[span.clone()]).unwrap();
+        let client_entry: Value =
+            serde_json::from_slice(&sent.body[span.start..sent.body.len() - after.len()]).unwrap();
+        assert_eq!(entry["input_examples"], json!([valid]), "only the valid example is sent");
+        entry.as_object_mut().unwrap().remove("input_examples");
+        assert_eq!(entry, client_entry, "the entry is the CLI's plus input_examples");
+        let beta = seen.header("anthropic-beta").unwrap_or_default();
+        assert!(beta.contains(toolmend::proxy::examples::DEFAULT_BETA), "{beta}");
+    }
+    let skipped = run.events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "examples_skipped")
+        .cloned()
+        .expect("the invalid example is reported");
+    assert_eq!((&skipped["tool"], &skipped["example"]), (&json!(TOOL), &json!(1)), "{skipped}");
+    assert!(skipped["reason"].as_str().unwrap().contains("'/terms'"), "{skipped}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_strict_makes_the_repaired_tool_strict_on_the_next_request_and_after_a_restart() {
+    let state_dir = Scratch::new("adaptive-state");
+    let state = state_dir.0.join("strict-state.json");
+    let adaptive = |config: &mut toolmend::proxy::Config| {
+        config.strict = toolmend::proxy::strict::StrictConfig {
+            mode: Some(toolmend::proxy::strict::StrictMode::Adaptive),
+            state_file: Some(state.clone()),
+            ..Default::default()
+        }
+    };
+    let run = run_claude_with(r#"{"jurisdiction": "se", "terms": token machine payout percentage}"#, adaptive).await;
+    assert_eq!(
+        run.calls,
+        [json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]})],
+        "{}",
+        run.output
+    );
+    let upstream = offering_tool(&run.requests);
+    assert!(upstream.len() >= 2, "requests: {:?}", summary(&run.requests));
+    let cli_strict: Vec<String> =
+        run.sent.iter().filter_map(RecordedRequest::json).flat_map(|b| strict_tools(&b)).collect();
+    assert!(cli_strict.is_empty(), "the CLI itself marks no tool strict: {cli_strict:?}");
+    assert!(strict_tools(&upstream[0].json().unwrap()).is_empty(), "turn 1: nothing adapted yet");
+    assert_eq!(strict_tools(&upstream[1].json().unwrap()), [TOOL], "the next request: that tool and no other");
+    let adapted = run.events["events"].as_array().unwrap().iter().find(|e| e["kind"] == "strict_adapted").cloned();
+    let adapted = adapted.expect("the switch is an event");
+    assert_eq!((&adapted["tool"], &adapted["tool_use_id"]), (&json!(TOOL), &json!("toolu_e2e")), "{adapted}");
+    assert!(run.metrics.contains(r#"toolmend_strict_tools_total{result="adapted"} 1"#), "{}", run.metrics);
+
+    let check = common::toolmend(&["strict-check", "--state", state.to_str().unwrap()], "");
+    let listed = String::from_utf8_lossy(&check.stdout);
+    assert!(listed.contains(&format!("{TOOL}: since call toolu_e2e was repaired")), "{listed}");
+
+    let restarted = run_claude_with(r#"{"jurisdiction": "se", "terms": ["payout"]}"#, adaptive).await;
+    let upstream = offering_tool(&restarted.requests);
+    let first = upstream.first().expect("the tool was offered").json().unwrap();
+    assert_eq!(strict_tools(&first), [TOOL], "the first request after the restart: {:?}", summary(&restarted.requests));
+    assert_eq!(restarted.calls, [json!({"jurisdiction": "se", "terms": ["payout"]})], "{}", restarted.output);
 }

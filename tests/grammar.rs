@@ -29,7 +29,11 @@ fn every_parser_production_is_in_the_grammar_file() {
 
 #[test]
 fn every_production_is_exercised_by_a_fixture() {
-    let fixtures = [include_str!("../fixtures/corpus/toolcalls.jsonl"), include_str!("../fixtures/repair/cases.jsonl")];
+    let fixtures = [
+        include_str!("../fixtures/corpus/toolcalls.jsonl"),
+        include_str!("../fixtures/corpus/toolcalls-families.jsonl"),
+        include_str!("../fixtures/repair/cases.jsonl"),
+    ];
     let mut seen = ProductionSet::default();
     for line in fixtures.iter().flat_map(|f| f.lines()) {
         let case: Value = serde_json::from_str(line).unwrap();

@@ -85,9 +85,26 @@ proptest! {
         let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
         for schema in [None, Some(note_schema())] {
             let outcome = repair(&text, schema.as_ref(), &RepairOptions::default());
-            prop_assert_eq!(outcome.status, Status::Valid);
-            prop_assert_eq!(outcome.input.as_ref(), Some(&value));
-            prop_assert!(outcome.edits.is_empty());
+            let fits = schema.as_ref().is_none_or(|s| s.first_violation(&value).is_none());
+            match outcome.status {
+                // Fits (or no schema to break): valid, unchanged.
+                Status::Valid => {
+                    prop_assert!(fits);
+                    prop_assert_eq!(outcome.input.as_ref(), Some(&value));
+                    prop_assert!(outcome.edits.is_empty());
+                }
+                // Breaks the schema: handed on unchanged, or losslessly coerced into a fit.
+                Status::Invalid => {
+                    prop_assert!(!fits);
+                    prop_assert_eq!(outcome.input.as_ref(), Some(&value));
+                }
+                Status::Repaired => {
+                    prop_assert!(!fits);
+                    let schema = schema.as_ref().unwrap();
+                    prop_assert!(schema.first_violation(outcome.input.as_ref().unwrap()).is_none());
+                }
+                other => prop_assert!(false, "{other:?} for valid JSON {text}"),
+            }
         }
     }
 

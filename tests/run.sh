@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs the pinned end-to-end parts the tests
 # drive (Claude Code CLI, MCP SDK, anthropic and Agent SDKs) when missing, then runs every test
-# and closes with one line of totals.
+# and closes with one line of totals; then builds the pip wheel and runs it from a fresh venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/e2e/setup.sh
@@ -11,4 +11,5 @@ status=0
 cargo test 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+bash tests/wheel.sh || status=$?
 exit "$status"

@@ -249,3 +249,19 @@ fn cr_only_and_crlf_streams_are_read_and_repaired() {
         assert_eq!(other_frames(&out), other_frames(converted.as_bytes()), "{ending:?}: every other frame, in order");
     }
 }
+
+#[test]
+fn json_that_breaks_the_schema_is_coerced_or_goes_out_unchanged_as_invalid() {
+    use toolmend::demo::script::tool_message;
+    let stringified = tool_message("toolu_s", "search", r#"{"jurisdiction": "se", "terms": "[\"payout\"]"}"#, 7);
+    let (out, decisions) = run(stringified.as_bytes());
+    let repaired: Value = serde_json::from_str(&tool_inputs(&out)[&1]).unwrap();
+    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["payout"]}));
+    assert_eq!(decisions[0].outcome.status, Status::Repaired);
+    assert_eq!(other_frames(&out), other_frames(stringified.as_bytes()), "every other frame, in order");
+
+    let off_enum = tool_message("toolu_i", "search", r#"{"jurisdiction": "us", "terms": ["payout"]}"#, 7);
+    let (out, decisions) = run(off_enum.as_bytes());
+    assert_eq!(text(&out), off_enum, "handed on byte for byte");
+    assert_eq!(decisions[0].outcome.status, Status::Invalid);
+}

@@ -54,6 +54,8 @@ pub struct Summary {
     pub valid: usize,
     pub repaired: usize,
     pub refused: usize,
+    /// Parsed as JSON but broke the schema, with nothing lossless to mend it.
+    pub invalid: usize,
     /// Lines that were not JSON or not a known kind of line.
     pub bad_lines: usize,
 }
@@ -63,6 +65,7 @@ impl Summary {
         match status {
             Status::Valid => self.valid += 1,
             Status::Repaired => self.repaired += 1,
+            Status::Invalid => self.invalid += 1,
             _ => self.refused += 1,
         }
     }
@@ -71,6 +74,7 @@ impl Summary {
         self.valid += other.valid;
         self.repaired += other.repaired;
         self.refused += other.refused;
+        self.invalid += other.invalid;
         self.bad_lines += other.bad_lines;
     }
 }

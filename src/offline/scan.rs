@@ -22,6 +22,9 @@ pub struct ToolStats {
     /// Late-joining MCP calls (`why: "may_be_judged_repaired"`): raw already valid JSON.
     #[serde(skip_serializing_if = "is_zero")]
     pub late_joined: usize,
+    /// Raw that parsed as JSON but broke the schema, with no lossless mend.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub invalid: usize,
     /// Sessions with unparsed calls to this tool.
     pub sessions: BTreeSet<String>,
 }
@@ -55,6 +58,7 @@ impl ScanReport {
             into.unparsed += stats.unparsed;
             into.repairable += stats.repairable;
             into.late_joined += stats.late_joined;
+            into.invalid += stats.invalid;
             for (code, n) in stats.refused {
                 *into.refused.entry(code).or_default() += n;
             }
@@ -159,6 +163,7 @@ fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
             match outcome.status {
                 Status::Repaired => stats.repairable += 1,
                 Status::Valid => stats.late_joined += 1,
+                Status::Invalid => stats.invalid += 1,
                 _ => {
                     let code = outcome.reason.map(|r| r.code.as_str()).unwrap_or("unknown");
                     *stats.refused.entry(code.to_string()).or_default() += 1;
@@ -183,6 +188,13 @@ pub fn render_table(report: &ScanReport) -> String {
                 "{}late-joined (valid): {}",
                 if refused.is_empty() { "" } else { "; " },
                 stats.late_joined
+            ));
+        }
+        if stats.invalid > 0 {
+            refused.push_str(&format!(
+                "{}invalid (breaks the schema): {}",
+                if refused.is_empty() { "" } else { "; " },
+                stats.invalid
             ));
         }
         out.push_str(&format!(

@@ -1,7 +1,9 @@
 //! The sidecar's settings: a TOML file, overridden by `TOOLMEND_*` variables and flags.
 
+use super::examples::ExamplesConfig;
 use super::hooks::HookConfig;
 use super::strict::StrictConfig;
+use crate::telemetry::otel::OtelConfig;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,8 @@ pub struct FileConfig {
     pub strict: Option<StrictConfig>,
     #[serde(default)]
     pub hooks: Vec<HookConfig>,
+    pub otel: Option<OtelConfig>,
+    pub examples: Option<ExamplesConfig>,
 }
 
 impl FileConfig {
@@ -61,6 +65,9 @@ pub struct Config {
     pub capture: Option<PathBuf>,
     pub strict: StrictConfig,
     pub hooks: Vec<HookConfig>,
+    /// OpenTelemetry export; off unless it names an endpoint.
+    pub otel: OtelConfig,
+    pub examples: ExamplesConfig,
 }
 
 impl Default for Config {
@@ -85,6 +92,8 @@ impl Config {
             capture: file.capture,
             strict: file.strict.unwrap_or_default(),
             hooks: file.hooks,
+            otel: file.otel.unwrap_or_default(),
+            examples: file.examples.unwrap_or_default(),
         }
     }
 

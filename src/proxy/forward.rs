@@ -3,7 +3,7 @@
 
 use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
-use super::strict::{blames_strict_schema, plan, StrictPlan};
+use super::rewrite::{plan_request, send_rewritten};
 use super::tee::tee;
 use super::App;
 use crate::schema::{request_tools_text, tool_list};
@@ -25,14 +25,14 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     let started = Instant::now();
     let (parts, body) = request.into_parts();
     let is_messages = WireFormat::of_request(parts.method.as_str(), parts.uri.path()).is_some();
-    let strict_wanted = is_messages && app.config.strict.is_enabled();
+    let rewrite_wanted = is_messages && (app.config.strict.is_enabled() || !app.examples.is_empty());
     let declared = declared_length(&parts.headers);
     if declared.is_some_and(|length| length > app.config.max_request_bytes) {
         return too_large(&app);
     }
-    // A body of known length streams upstream as it arrives; strict injection rewrites the body
-    // and needs it whole, and so does a body of unknown length (to bound it).
-    let (body, received) = match declared.filter(|_| !strict_wanted) {
+    // A body of known length streams upstream as it arrives; a rewrite (strict, examples) needs
+    // it whole, and so does a body of unknown length (to bound it).
+    let (body, received) = match declared.filter(|_| !rewrite_wanted) {
         Some(length) => {
             let (streamed, received) = tee(body, length);
             (RequestBody::Streamed(streamed, length), received)
@@ -50,18 +50,18 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     let url = format!("{}{}", app.config.upstream.trim_end_matches('/'), path_and_query);
     let headers = upstream_request_headers(&parts.headers);
     let rewrite_started = Instant::now();
-    let strict = match &body {
-        RequestBody::Whole(whole) if strict_wanted => strict_plan(&app, whole),
+    let rewrite = match &body {
+        RequestBody::Whole(whole) if rewrite_wanted => plan_request(&app, whole),
         _ => None,
     };
     let rewrite_time = rewrite_started.elapsed();
 
     let upstream = async {
-        match (&strict, body) {
-            (Some(plan), RequestBody::Whole(whole)) => {
-                send_strict(&app, &parts.method, &url, &headers, plan, &whole).await
+        match (&rewrite, body) {
+            (Some(rewrite), RequestBody::Whole(whole)) => {
+                send_rewritten(&app, &parts.method, &url, &headers, rewrite, &whole).await
             }
-            (_, body) => send(&app, &parts.method, &url, headers.clone(), body).await.map(Upstream::Streaming),
+            (_, body) => send_body(&app, &parts.method, &url, headers.clone(), body).await.map(Upstream::Streaming),
         }
     };
     // The tools are learned while the upstream answers (the request is on its way first):
@@ -149,14 +149,24 @@ fn capture_schemas(body: &[u8]) -> HashMap<String, Value> {
         .collect()
 }
 
-enum Upstream {
+pub(super) enum Upstream {
     /// A response whose body is still to be streamed.
     Streaming(reqwest::Response),
-    /// A response already read and answered (an error that was not the strict schemas').
+    /// A response already read and answered (an error that did not blame the rewrite).
     Read(Response),
 }
 
-async fn send(
+pub(super) async fn send(
+    app: &App,
+    method: &Method,
+    url: &str,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<reqwest::Response, Response> {
+    send_body(app, method, url, headers, RequestBody::Whole(body)).await
+}
+
+async fn send_body(
     app: &App,
     method: &Method,
     url: &str,
@@ -184,81 +194,6 @@ async fn send(
             Err(api_error(StatusCode::BAD_GATEWAY, "api_error", "toolmend: the upstream could not be reached"))
         }
     }
-}
-
-/// The plan for this request, unless its tool set was rejected before.
-fn strict_plan(app: &App, body: &[u8]) -> Option<StrictPlan> {
-    let plan = plan(body, &app.config.strict)?;
-    if app.strict_set_rejected(plan.set_key) {
-        for name in &plan.injected {
-            app.metrics.count_strict("not_injected_after_rejection");
-            tracing::debug!(tool = %name, "strict injection skipped: the API rejected this tool set before");
-        }
-        return None;
-    }
-    for _ in &plan.injected {
-        app.metrics.count_strict("injected");
-    }
-    for _ in &plan.skipped {
-        app.metrics.count_strict("skipped");
-    }
-    if app.first_sight_of_strict_set(plan.set_key) {
-        if !plan.injected.is_empty() {
-            app.record_event("strict_injected", json!({"tools": plan.injected}));
-        }
-        for (tool, reason) in &plan.skipped {
-            app.record_event("strict_skipped", json!({"tool": tool, "reason": reason}));
-        }
-    }
-    Some(plan)
-}
-
-/// Sends the injected request; a 400 that blames the strict schemas re-issues the original
-/// request once, byte-identical, and the tool set is not injected again.
-async fn send_strict(
-    app: &App,
-    method: &Method,
-    url: &str,
-    headers: &HeaderMap,
-    plan: &StrictPlan,
-    original: &Bytes,
-) -> Result<Upstream, Response> {
-    if plan.injected.is_empty() {
-        return send(app, method, url, headers.clone(), RequestBody::Whole(original.clone()))
-            .await
-            .map(Upstream::Streaming);
-    }
-    let mut injected_headers = headers.clone();
-    if let Some(beta) = &app.config.strict.beta {
-        let value = match headers.get("anthropic-beta").and_then(|v| v.to_str().ok()) {
-            Some(existing) => format!("{existing},{beta}"),
-            None => beta.clone(),
-        };
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            injected_headers.insert("anthropic-beta", value);
-        }
-    }
-    let response = send(app, method, url, injected_headers, RequestBody::Whole(Bytes::from(plan.body.clone()))).await?;
-    if response.status() != StatusCode::BAD_REQUEST {
-        return Ok(Upstream::Streaming(response));
-    }
-    let status = response.status();
-    let response_headers = client_response_headers(response.headers(), false);
-    let error_body = response.bytes().await.unwrap_or_default();
-    if !blames_strict_schema(&error_body) {
-        let mut answer = Response::new(Body::from(error_body));
-        *answer.status_mut() = status;
-        *answer.headers_mut() = response_headers;
-        return Ok(Upstream::Read(answer));
-    }
-    app.reject_strict_set(plan.set_key);
-    for _ in &plan.injected {
-        app.metrics.count_strict("rejected");
-    }
-    let reason = String::from_utf8_lossy(&error_body).chars().take(500).collect::<String>();
-    tracing::warn!(tools = ?plan.injected, "the API rejected the strict schemas; re-issuing without injection");
-    app.record_event("strict_rejected", json!({"tools": plan.injected, "reason": reason}));
-    send(app, method, url, headers.clone(), RequestBody::Whole(original.clone())).await.map(Upstream::Streaming)
 }
 
 /// An error in the Messages API's own shape, so SDKs report it as usual.

@@ -44,6 +44,9 @@ impl App {
     /// Records an event and runs the hooks that want it.
     pub(crate) fn record_event(&self, kind: &str, fields: serde_json::Value) -> Event {
         let event = self.events.push(kind, fields);
+        if let Some(otel) = &self.otel {
+            otel.export_event(&event);
+        }
         for hook in self.hooks.hooks.iter().filter(|h| h.on.iter().any(|k| k == kind)) {
             let Ok(slot) = self.hooks.slots.clone().try_acquire_owned() else {
                 self.metrics.count_hook("dropped");

@@ -44,6 +44,14 @@ pub async fn report_event(
         map.remove("kind");
         map.remove("id");
         map.remove("time");
+        // `--redact-inputs` holds for reported calls too.
+        if app.config.redact_inputs {
+            for field in ["raw", "input", "sent"] {
+                if let Some(value) = map.get_mut(field) {
+                    *value = Value::Null;
+                }
+            }
+        }
     }
     let stored = app.record_event(&kind, event);
     (StatusCode::CREATED, Json(json!({"id": stored.id}))).into_response()

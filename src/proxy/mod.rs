@@ -1,21 +1,27 @@
 //! The sidecar: a transparent Messages API proxy that repairs tool input in the stream.
-//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`) in
-//! front of the catch-all forward.
+//! One router, built here, with the local endpoints (`/healthz`, `/metrics`, `/events`, the
+//! live page at `GET /`) in front of the catch-all forward.
 
+pub mod adaptive;
 mod config;
+pub mod examples;
 mod forward;
 mod headers;
 pub mod hooks;
 mod local;
 mod observe;
+mod page;
 mod relay;
+mod rewrite;
 pub mod strict;
 mod tee;
+pub mod tools_rewrite;
 
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
 pub use observe::Capture;
 
 use crate::schema::SchemaCache;
+use crate::telemetry::otel::Otel;
 use crate::telemetry::{EventLog, Metrics};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -38,6 +44,12 @@ pub enum ProxyError {
     Capture { path: String, source: std::io::Error },
     #[error("building the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+    #[error(transparent)]
+    Otel(#[from] crate::telemetry::otel::OtelError),
+    #[error(transparent)]
+    Examples(#[from] examples::ExamplesError),
+    #[error(transparent)]
+    StrictState(#[from] adaptive::StateError),
 }
 
 /// Shared state of one running sidecar.
@@ -50,11 +62,17 @@ pub struct App {
     pub capture: Option<Capture>,
     pub tracker: TaskTracker,
     hooks: hooks::Hooks,
+    otel: Option<Otel>,
     request_counter: AtomicU64,
-    /// Strict tool sets the API rejected: never injected again in this process.
-    rejected_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
-    /// Strict tool sets already reported as events.
-    reported_strict_sets: std::sync::Mutex<std::collections::HashSet<u64>>,
+    /// Example inputs per tool, from the config and its examples file.
+    pub examples: examples::ExampleSet,
+    /// Tools adaptive strict has chosen.
+    pub adapted: adaptive::AdaptedTools,
+    /// Rewrites (strict tool sets, example sets) the API rejected: never injected again in
+    /// this process.
+    rejected_rewrites: std::sync::Mutex<std::collections::HashSet<u64>>,
+    /// Rewrites already reported as events.
+    reported_rewrites: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl App {
@@ -72,8 +90,17 @@ impl App {
             ),
             None => None,
         };
+        let mut metrics = Metrics::new(config.tool_label_limit);
+        let otel = match config.otel.is_enabled() {
+            true => Some(Otel::start(&config.otel, metrics.otel_dropped.clone())?),
+            false => None,
+        };
+        if let Some(instruments) = otel.as_ref().and_then(Otel::instruments) {
+            metrics.mirror_to(instruments);
+        }
         Ok(Self {
-            metrics: Arc::new(Metrics::new(config.tool_label_limit)),
+            metrics: Arc::new(metrics),
+            otel,
             events: EventLog::new(config.events_capacity),
             schemas: SchemaCache::new(4096),
             capture,
@@ -81,23 +108,25 @@ impl App {
             tracker: TaskTracker::new(),
             hooks: hooks::Hooks::new(config.hooks.clone()),
             request_counter: AtomicU64::new(0),
-            rejected_strict_sets: Default::default(),
-            reported_strict_sets: Default::default(),
+            examples: examples::ExampleSet::load(&config.examples)?,
+            adapted: adaptive::AdaptedTools::load(config.strict.state_file.as_deref())?,
+            rejected_rewrites: Default::default(),
+            reported_rewrites: Default::default(),
             config,
         })
     }
 
-    pub(crate) fn strict_set_rejected(&self, key: u64) -> bool {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
+    pub(crate) fn rewrite_rejected(&self, key: u64) -> bool {
+        self.rejected_rewrites.lock().unwrap_or_else(|p| p.into_inner()).contains(&key)
     }
 
-    pub(crate) fn reject_strict_set(&self, key: u64) {
-        self.rejected_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    pub(crate) fn reject_rewrite(&self, key: u64) {
+        self.rejected_rewrites.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
     }
 
-    /// True the first time a strict tool set is seen (its events are reported once).
-    pub(crate) fn first_sight_of_strict_set(&self, key: u64) -> bool {
-        self.reported_strict_sets.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
+    /// True the first time a rewrite is seen (its events are reported once).
+    pub(crate) fn first_sight_of_rewrite(&self, key: u64) -> bool {
+        self.reported_rewrites.lock().unwrap_or_else(|p| p.into_inner()).insert(key)
     }
 
     pub(crate) fn next_request_id(&self) -> String {
@@ -110,6 +139,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(local::healthz))
         .route("/metrics", get(local::metrics))
         .route("/events", get(local::events).post(local::report_event))
+        .merge(page::routes())
         .fallback(forward::forward)
         .with_state(app)
 }

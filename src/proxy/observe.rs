@@ -44,6 +44,7 @@ impl App {
         if outcome.status == Status::Valid {
             return;
         }
+        self.adapt_strict(decision, request_id);
         let reason = outcome.reason.as_ref();
         match outcome.status {
             Status::Repaired => {
@@ -80,6 +81,11 @@ impl App {
                 "reason": reason,
                 "raw": if redact { Value::Null } else { json!(decision.raw) },
                 "input": if redact { None } else { outcome.input.clone() },
+                // The exact text the re-issued call carried (the stream sends `to_string()`).
+                "sent": match (&outcome.input, outcome.status) {
+                    (Some(input), Status::Repaired) if !redact => Some(input.to_string()),
+                    _ => None,
+                },
             }),
         );
     }

@@ -1,11 +1,12 @@
 //! Strict injection: `strict: true` and a normalized schema on the configured tools of a
 //! Messages API request, within the API's limits, touching only the `tools` entries it changes.
 
+use super::tools_rewrite::{RequestTools, Rewrite};
 use crate::schema::strict::{normalize, StrictSchema};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 /// The API's limits across one request.
 pub const MAX_STRICT_TOOLS: usize = 20;
@@ -19,16 +20,21 @@ pub struct StrictConfig {
     /// Exact names or globs (`mcp__retrieval__*`), in priority order.
     #[serde(default)]
     pub tools: Vec<String>,
-    /// `"compatible"`: every tool whose schema fits.
+    /// `"compatible"`: every tool whose schema fits; `"adaptive"`: every tool whose call was
+    /// repaired, refused or invalid, from the next request on.
     pub mode: Option<StrictMode>,
     /// An extra `anthropic-beta` value to send with injected requests.
     pub beta: Option<String>,
+    /// Where adaptive mode keeps the tools it chose, across restarts (created 0600).
+    pub state_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StrictMode {
     Compatible,
+    Adaptive,
 }
 
 impl StrictConfig {
@@ -36,10 +42,19 @@ impl StrictConfig {
         !self.tools.is_empty() || self.mode.is_some()
     }
 
+    pub fn is_adaptive(&self) -> bool {
+        self.mode == Some(StrictMode::Adaptive)
+    }
+
     /// The priority of a tool name: the index of the first matching pattern (compatible mode
-    /// ranks every other tool after the listed ones).
-    fn priority(&self, name: &str) -> Option<usize> {
-        self.tools.iter().position(|pattern| glob_matches(pattern, name)).or(self.mode.map(|_| self.tools.len()))
+    /// ranks every other tool after the listed ones, adaptive mode the adapted ones).
+    fn priority(&self, name: &str, adapted: &BTreeSet<String>) -> Option<usize> {
+        let listed = self.tools.iter().position(|pattern| glob_matches(pattern, name));
+        listed.or(match self.mode {
+            Some(StrictMode::Compatible) => Some(self.tools.len()),
+            Some(StrictMode::Adaptive) if adapted.contains(name) => Some(self.tools.len()),
+            _ => None,
+        })
     }
 }
 
@@ -69,47 +84,33 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
 /// What injection would do to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrictPlan {
-    pub body: Vec<u8>,
+    pub rewrite: Rewrite,
     pub injected: Vec<String>,
     pub skipped: Vec<(String, String)>,
-    /// Identifies the injected tool set, to remember one the API rejected.
-    pub set_key: u64,
 }
 
-#[derive(Deserialize)]
-struct ToolsOnly<'a> {
-    #[serde(borrow)]
-    tools: Option<Vec<&'a RawValue>>,
-}
-
-/// Plans injection for a request body; `None` when there is nothing to change (no tools, none
-/// chosen, or a body that is not JSON).
-pub fn plan(body: &[u8], config: &StrictConfig) -> Option<StrictPlan> {
-    let text = std::str::from_utf8(body).ok()?;
-    let raw_tools = serde_json::from_str::<ToolsOnly>(text).ok()?.tools?;
-    let tools: Vec<Value> = raw_tools.iter().map(|raw| serde_json::from_str(raw.get()).unwrap_or_default()).collect();
-
+/// Plans injection for a request's tools; `None` when there is nothing to change or report.
+/// `adapted`: the tools adaptive mode has chosen so far.
+pub fn plan(tools: &RequestTools, config: &StrictConfig, adapted: &BTreeSet<String>) -> Option<StrictPlan> {
     let (mut strict_count, mut optional, mut unions) = (0, 0, 0);
-    for tool in tools.iter().filter(|t| t["strict"] == true) {
+    for index in (0..tools.len()).filter(|&i| tools.is_strict(i)) {
         strict_count += 1;
-        if let Ok(counted) = normalize(&tool["input_schema"]) {
+        if let Ok(counted) = normalize(&tools.entry(index)["input_schema"]) {
             optional += counted.optional_params;
             unions += counted.union_params;
         }
     }
-    let mut candidates: Vec<(usize, usize)> = tools
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t["strict"] != true && t.get("input_schema").is_some())
-        .filter_map(|(i, t)| Some((config.priority(t["name"].as_str()?)?, i)))
+    let mut candidates: Vec<(usize, usize)> = (0..tools.len())
+        .filter(|&i| !tools.is_strict(i) && tools.has_schema(i))
+        .filter_map(|i| Some((config.priority(tools.name(i)?, adapted)?, i)))
         .collect();
     candidates.sort();
 
-    let mut replacements: Vec<(usize, String)> = Vec::new();
+    let mut replacements: Vec<(usize, Value)> = Vec::new();
     let (mut injected, mut skipped) = (Vec::new(), Vec::new());
     for (_, index) in candidates {
-        let tool = &tools[index];
-        let name = tool["name"].as_str().unwrap_or_default().to_string();
+        let tool = tools.entry(index);
+        let name = tools.name(index).unwrap_or_default().to_string();
         let normalized: StrictSchema = match normalize(&tool["input_schema"]) {
             Ok(normalized) => normalized,
             Err(why) => {
@@ -136,26 +137,13 @@ pub fn plan(body: &[u8], config: &StrictConfig) -> Option<StrictPlan> {
         let mut rewritten = tool.clone();
         rewritten["input_schema"] = normalized.schema;
         rewritten["strict"] = Value::Bool(true);
-        replacements.push((index, rewritten.to_string()));
+        replacements.push((index, rewritten));
         injected.push(name);
     }
     if replacements.is_empty() && skipped.is_empty() {
         return None;
     }
-    let mut hasher = DefaultHasher::new();
-    replacements.hash(&mut hasher);
-    let set_key = hasher.finish();
-    // Splice each rewritten tool over its own bytes; everything else stays as sent.
-    let mut out = Vec::with_capacity(body.len() + 64 * replacements.len());
-    let mut cursor = 0;
-    for (index, replacement) in &replacements {
-        let start = raw_tools[*index].get().as_ptr() as usize - text.as_ptr() as usize;
-        out.extend_from_slice(&body[cursor..start]);
-        out.extend_from_slice(replacement.as_bytes());
-        cursor = start + raw_tools[*index].get().len();
-    }
-    out.extend_from_slice(&body[cursor..]);
-    Some(StrictPlan { body: out, injected, skipped, set_key })
+    Some(StrictPlan { rewrite: Rewrite::new("strict", replacements), injected, skipped })
 }
 
 /// Whether a 400 from the API blames the strict schemas.
@@ -186,6 +174,15 @@ mod tests {
         }
     }
 
+    /// The plan and the body it yields.
+    fn planned(body: &str, config: &StrictConfig, adapted: &[&str]) -> Option<(StrictPlan, Vec<u8>)> {
+        let mut tools = RequestTools::parse(body.as_bytes())?;
+        let adapted: BTreeSet<String> = adapted.iter().map(|s| s.to_string()).collect();
+        let plan = plan(&tools, config, &adapted)?;
+        tools.apply(&plan.rewrite);
+        Some((plan, tools.body()))
+    }
+
     fn tool(name: &str, optional: usize) -> Value {
         let properties: serde_json::Map<String, Value> =
             (0..optional).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
@@ -200,16 +197,16 @@ mod tests {
             tool("other", 1)
         );
         let config = StrictConfig { tools: vec!["mcp__a__*".into()], ..StrictConfig::default() };
-        let plan = plan(body.as_bytes(), &config).unwrap();
+        let (plan, out) = planned(&body, &config, &[]).unwrap();
         assert_eq!(plan.injected, ["mcp__a__x"]);
-        let text = String::from_utf8(plan.body.clone()).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
         assert!(text.starts_with(r#"{"model":"m",  "tools":[{"name":"mcp__a__x""#), "{text}");
         assert!(text
             .ends_with(&format!(r#",{}], "messages":[{{"role":"user","content":"hi  there"}}]}}"#, tool("other", 1))));
         let parsed: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(parsed["tools"][0]["strict"], true);
         assert_eq!(parsed["tools"][0]["input_schema"]["additionalProperties"], false);
-        assert_eq!(plan, super::plan(body.as_bytes(), &config).unwrap(), "the same request gives the same bytes");
+        assert_eq!((plan, out), planned(&body, &config, &[]).unwrap(), "the same request gives the same bytes");
     }
 
     #[test]
@@ -217,7 +214,7 @@ mod tests {
         let tools: Vec<Value> = (0..22).map(|i| tool(&format!("t{i:02}"), 0)).chain([tool("wide", 30)]).collect();
         let body = json!({"tools": tools}).to_string();
         let config = StrictConfig { tools: vec!["wide".into(), "t*".into()], ..StrictConfig::default() };
-        let plan = plan(body.as_bytes(), &config).unwrap();
+        let (plan, _) = planned(&body, &config, &[]).unwrap();
         assert_eq!(plan.injected.len(), MAX_STRICT_TOOLS);
         assert_eq!(plan.injected[0], "t00");
         let skipped: Vec<(&str, &str)> = plan.skipped.iter().map(|(n, r)| (n.as_str(), r.as_str())).collect();
@@ -238,9 +235,20 @@ mod tests {
         let tools: Vec<Value> = std::iter::repeat_n(already, 20).chain([tool("x", 0)]).collect();
         let body = json!({"tools": tools}).to_string();
         let config = StrictConfig { mode: Some(StrictMode::Compatible), ..StrictConfig::default() };
-        let plan = plan(body.as_bytes(), &config).unwrap();
+        let (plan, out) = planned(&body, &config, &[]).unwrap();
         assert!(plan.injected.is_empty());
-        assert_eq!(plan.body, body.as_bytes());
+        assert_eq!(out, body.as_bytes());
         assert_eq!(plan.skipped, [("x".to_string(), "over the limit of 20 strict tools".to_string())]);
+    }
+
+    #[test]
+    fn adaptive_mode_chooses_the_adapted_tools_after_the_listed_ones_and_no_other() {
+        let body = json!({"tools": [tool("a", 0), tool("b", 0), tool("c", 0)]}).to_string();
+        let config =
+            StrictConfig { tools: vec!["c".into()], mode: Some(StrictMode::Adaptive), ..StrictConfig::default() };
+        let (plan, _) = planned(&body, &config, &["b", "gone"]).unwrap();
+        assert_eq!(plan.injected, ["c", "b"]);
+        let config = StrictConfig { mode: Some(StrictMode::Adaptive), ..StrictConfig::default() };
+        assert!(planned(&body, &config, &[]).is_none(), "nothing adapted yet: nothing changes");
     }
 }

@@ -5,6 +5,7 @@
 
 use super::edit::{total_cost, Edit, EditKind};
 use super::lenient::{Node, NodeKind};
+use super::lexeme;
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::{escape_pointer, Shape, ShapeId, ShapeSet};
 use serde_json::{Map, Value};
@@ -15,13 +16,21 @@ const MAX_UNION_DEPTH: usize = 32;
 
 pub struct Aligner<'s> {
     shapes: &'s ShapeSet,
+    /// Only the lossless coercions (for input that parsed as JSON): no single value wrapped
+    /// into an array.
+    lossless_only: bool,
 }
 
 type Aligned = Result<Value, Refusal>;
 
 impl<'s> Aligner<'s> {
     pub fn new(shapes: &'s ShapeSet) -> Self {
-        Self { shapes }
+        Self { shapes, lossless_only: false }
+    }
+
+    /// An aligner for input that parsed as JSON: only lossless coercions.
+    pub fn lossless(shapes: &'s ShapeSet) -> Self {
+        Self { shapes, lossless_only: true }
     }
 
     pub fn align_root(&self, node: &Node, edits: &mut Vec<Edit>) -> Aligned {
@@ -125,6 +134,10 @@ impl<'s> Aligner<'s> {
                         return Ok(parsed);
                     }
                 }
+                if let Some((value, kind)) = scalar_in_string(text, shape) {
+                    edits.push(Edit::new(kind, node.span.clone(), pointer));
+                    return Ok(value);
+                }
                 Ok(self.wrap_if_listed(Value::String(text.clone()), node, id, pointer, edits))
             }
             NodeKind::Number(number) => {
@@ -137,6 +150,9 @@ impl<'s> Aligner<'s> {
 
     /// A single value where the schema wants an array of such values: a one-item array.
     fn wrap_if_listed(&self, value: Value, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>) -> Value {
+        if self.lossless_only {
+            return value;
+        }
         if let Shape::Array { items } = self.shapes.get(id) {
             if self.fits(&value, *items, 0) {
                 edits.push(Edit::new(EditKind::WrapInArray, node.span.clone(), pointer));
@@ -167,16 +183,20 @@ impl<'s> Aligner<'s> {
     ) -> Aligned {
         let mut note = |kind| edits.push(Edit::new(kind, span.clone(), pointer));
         let value = match (self.shapes.get(id), text) {
-            (Shape::Boolean | Shape::Any, "True" | "False") => {
+            // Python's and JavaScript's literals mean what they say, never the word as text:
+            // where the schema wants a string, the reading fails and the call is refused.
+            (_, "True" | "False" | "None" | "undefined") => {
                 note(EditKind::ForeignLiteral);
-                Value::Bool(text == "True")
-            }
-            (Shape::Null | Shape::Any, "None" | "undefined") => {
-                note(EditKind::ForeignLiteral);
-                Value::Null
+                let literal = match text {
+                    "True" => Value::Bool(true),
+                    "False" => Value::Bool(false),
+                    _ => Value::Null,
+                };
+                let node = Node { span: span.clone(), kind: NodeKind::Null };
+                return Ok(self.wrap_if_listed(literal, &node, id, pointer, edits));
             }
             (Shape::Any, _) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
-                let Ok(number) = text.parse::<serde_json::Number>() else {
+                let Some(number) = lexeme::json_number(text) else {
                     return Err(Refusal::new(
                         RefusalCode::Syntax,
                         format!("malformed number '{text}'"),
@@ -186,12 +206,12 @@ impl<'s> Aligner<'s> {
                 note(EditKind::BareNumber);
                 Value::Number(number)
             }
-            (Shape::Integer | Shape::Number, _) => match text.parse::<serde_json::Number>() {
-                Ok(number) => {
+            (Shape::Integer | Shape::Number, _) => match lexeme::json_number(text) {
+                Some(number) => {
                     note(EditKind::BareNumber);
                     Value::Number(number)
                 }
-                Err(_) => {
+                None => {
                     note(EditKind::BareString);
                     Value::String(text.to_string())
                 }
@@ -261,6 +281,22 @@ impl<'s> Aligner<'s> {
             (Shape::Literal(allowed), v) => allowed.contains(v),
             _ => false,
         }
+    }
+}
+
+/// A string that is exactly the number or boolean the schema wants here (`"120"`, `"true"`):
+/// the value it spells, nothing added or lost.
+fn scalar_in_string(text: &str, shape: &Shape) -> Option<(Value, EditKind)> {
+    match shape {
+        Shape::Integer | Shape::Number => {
+            lexeme::json_number(text).map(|n| (Value::Number(n), EditKind::NumericString))
+        }
+        Shape::Boolean => match text {
+            "true" => Some((Value::Bool(true), EditKind::BooleanString)),
+            "false" => Some((Value::Bool(false), EditKind::BooleanString)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -44,6 +44,26 @@ pub enum EditKind {
     BareNumber,
     /// A string that holds JSON, read as the array or object the schema expects.
     ParseStringified,
+    /// A string that is exactly a JSON number, where the schema wants a number.
+    NumericString,
+    /// `"true"` or `"false"` where the schema wants a boolean.
+    BooleanString,
+    /// The whole input was a JSON string holding the JSON object.
+    DoubleEncoded,
+    /// The input was written in a tool-call XML syntax (`<parameter name="k">v</parameter>`).
+    ForeignSyntax,
+    /// A key missing its opening or closing quote (`description":`, `"selected: [`).
+    RepairKeyQuote,
+    /// An escape sequence written out between tokens (`,\n  "limit"` with a literal `\n`).
+    DropLiteralEscape,
+    /// `(…)` used for an array.
+    ParenForBracket,
+    /// Input of only whitespace, read as `{}`.
+    EmptyInput,
+    /// The object started again after an unfinished copy: the copy is closed here.
+    CloseRestarted,
+    /// `{"name": …, "parameters": {…}}` around the input: the input taken out.
+    UnwrapEnvelope,
 }
 
 impl EditKind {
@@ -57,6 +77,9 @@ impl EditKind {
             DropPrefix | DropSuffix | KeepBackslash | BareString | WrapInArray => 3,
             EscapeInnerQuote | UnbracketedList | ParseStringified => 4,
             BareList => 5,
+            NumericString | BooleanString | DoubleEncoded | ParenForBracket | EmptyInput => 2,
+            RepairKeyQuote | DropLiteralEscape | CloseRestarted | UnwrapEnvelope => 3,
+            ForeignSyntax => 4,
         }
     }
 
@@ -87,6 +110,16 @@ impl EditKind {
             ForeignLiteral => "foreign_literal",
             BareNumber => "bare_number",
             ParseStringified => "parse_stringified",
+            NumericString => "numeric_string",
+            BooleanString => "boolean_string",
+            DoubleEncoded => "double_encoded",
+            ForeignSyntax => "foreign_syntax",
+            RepairKeyQuote => "repair_key_quote",
+            DropLiteralEscape => "drop_literal_escape",
+            ParenForBracket => "paren_for_bracket",
+            EmptyInput => "empty_input",
+            CloseRestarted => "close_restarted",
+            UnwrapEnvelope => "unwrap_envelope",
         }
     }
 }

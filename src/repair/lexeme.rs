@@ -3,7 +3,7 @@
 
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_until, take_while, take_while1};
-use nom::character::complete::{char, digit0, digit1, one_of, satisfy};
+use nom::character::complete::{char, one_of, satisfy};
 use nom::combinator::{opt, recognize};
 use nom::sequence::pair;
 use nom::{IResult, Parser};
@@ -12,11 +12,14 @@ type Lex<'a> = IResult<&'a str, &'a str>;
 
 /// `number = "-"? ("0" | [1-9][0-9]*) ("." [0-9]+)? ([eE] [+-]? [0-9]+)?`
 fn number(input: &str) -> Lex<'_> {
+    // `take_while` rather than `digit0`: the latter stops one digit short at the end of input.
+    let digits = || take_while(|c: char| c.is_ascii_digit());
+    let digits1 = || take_while1(|c: char| c.is_ascii_digit());
     recognize((
         opt(char('-')),
-        alt((tag("0"), recognize(pair(one_of("123456789"), digit0)))),
-        opt(pair(char('.'), digit1)),
-        opt((one_of("eE"), opt(one_of("+-")), digit1)),
+        alt((tag("0"), recognize(pair(one_of("123456789"), digits())))),
+        opt(pair(char('.'), digits1())),
+        opt((one_of("eE"), opt(one_of("+-")), digits1())),
     ))
     .parse(input)
 }
@@ -55,6 +58,11 @@ fn is_unicode_space(c: char) -> bool {
     )
 }
 
+/// `literal_escape = "\\" ("n" | "r" | "t")`: an escape written out where only whitespace fits.
+fn literal_escape(input: &str) -> Lex<'_> {
+    recognize(pair(char('\\'), one_of("nrt"))).parse(input)
+}
+
 /// `fence = "```" [^\n]*`
 fn fence(input: &str) -> Lex<'_> {
     recognize(pair(tag("```"), take_while(|c| c != '\n'))).parse(input)
@@ -66,6 +74,11 @@ fn matched(result: Lex<'_>) -> Option<usize> {
 
 pub fn number_len(input: &str) -> Option<usize> {
     matched(number(input))
+}
+
+/// `text` as a JSON number keeping its exact text (`1e3` stays `1e3`), if it is one whole.
+pub fn json_number(text: &str) -> Option<serde_json::Number> {
+    (number_len(text) == Some(text.len())).then(|| serde_json::Number::from_string_unchecked(text.to_string()))
 }
 
 pub fn literal_len(input: &str) -> Option<usize> {
@@ -84,6 +97,10 @@ pub fn whitespace_len(input: &str) -> Option<usize> {
     matched(whitespace(input))
 }
 
+pub fn literal_escape_len(input: &str) -> Option<usize> {
+    matched(literal_escape(input))
+}
+
 pub fn fence_len(input: &str) -> Option<usize> {
     matched(fence(input))
 }
@@ -95,8 +112,10 @@ mod tests {
     #[test]
     fn terminals_match_what_the_grammar_says() {
         type Lexer = fn(&str) -> Option<usize>;
-        let table: [(Lexer, &str, Option<usize>); 14] = [
+        let table: [(Lexer, &str, Option<usize>); 16] = [
             (number_len, "-12.5e+3,", Some(8)),
+            (number_len, "5000", Some(4)),
+            (number_len, "1.25e3", Some(6)),
             (number_len, "0123", Some(1)),
             (number_len, "+1", None),
             (number_len, ".5", None),

@@ -3,23 +3,38 @@
 //! everything doubtful is refused so the original bytes go through unchanged.
 
 mod align;
+mod coerce;
 pub mod edit;
+mod foreign;
+mod json5_reading;
 pub mod lenient;
 mod lexeme;
 pub mod outcome;
+mod readings;
+mod stop;
 
 pub use edit::{Edit, EditKind};
 pub use outcome::{Outcome, Refusal, RefusalCode, Status};
+pub use stop::StopReason;
 
 use crate::schema::{ShapeSet, ToolSchema};
 use align::Aligner;
-use lenient::{parse_document, Node, ParseOptions};
+use lenient::{parse_reading, Choices, Document, ParseOptions};
+use readings::{Reading, Readings};
 use serde_json::{Map, Value};
+
+/// Readings walked per input at most; fewer for large inputs (see [`MAX_PARSED_BYTES`]).
+const MAX_READINGS: usize = 64;
+const MIN_READINGS: usize = 4;
+/// Bytes parsed across all readings of one input, past which the walk stops (and refuses).
+const MAX_PARSED_BYTES: usize = 32 << 20;
 
 /// Limits and context for one repair.
 #[derive(Debug, Clone)]
 pub struct RepairOptions {
-    /// The message's stop reason; `max_tokens` means the input was cut and is never repaired.
+    /// The message's stop reason. Anything but a normal end of the block (`tool_use`,
+    /// `end_turn`, `stop_sequence`, `pause_turn`) means the input may be cut: never repaired.
+    /// `None` when it is not known (an offline record without one).
     pub stop_reason: Option<String>,
     /// The input's full length in UTF-16 units when only a prefix was recorded (the CLI keeps
     /// the first 2048 chars of an unparsed input).
@@ -56,7 +71,10 @@ pub fn is_valid_for_cli(raw: &str) -> bool {
 /// Repairs one tool input against its schema (or, without one, in generic mode).
 pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -> Outcome {
     if let Some(value) = parse_as_cli(raw) {
-        return Outcome::valid(value);
+        return match schema {
+            Some(schema) => coerce::coerce(raw, value, schema, options),
+            None => Outcome::valid(value),
+        };
     }
     match repair_invalid(raw, schema, options) {
         Ok((value, edits)) => Outcome::repaired(value, edits),
@@ -78,38 +96,34 @@ fn repair_invalid(
             &generic
         }
     };
-    let dialect = json5_reading(raw, options);
-    let lenient = lenient_reading(raw, shapes, options);
-    let validates = |value: &Value| violation(value, schema).is_none();
-    let (value, edits, tree) = match (dialect, lenient) {
-        (Some(json5), Ok((value, edits, tree))) if json5 == value => (value, edits, Some(tree)),
-        (Some(json5), Ok((value, edits, tree))) => match (validates(&json5), validates(&value)) {
-            (true, true) => {
-                return Err(Refusal::new(
-                    RefusalCode::Ambiguous,
-                    "JSON5 and the lenient grammar read the input differently",
-                    None,
-                ))
-            }
-            (true, false) => (json5, vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")], None),
-            _ => (value, edits, Some(tree)),
-        },
-        (_, Err(refusal)) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
-        (Some(json5), Err(_)) => (json5, vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")], None),
-        (None, Ok((value, edits, tree))) => (value, edits, Some(tree)),
-        (None, Err(refusal)) => return Err(refusal),
-    };
-    if let Some((pointer, message)) = violation(&value, schema) {
-        let position = tree.map(|t| t.at_pointer(&pointer).span.start);
-        let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
-        return Err(Refusal::new(RefusalCode::SchemaMismatch, format!("{at}: {message}"), position));
+    let mut readings = Readings::new(schema);
+    if raw.trim().is_empty() {
+        // Only whitespace: no parameters at all, if the tool takes none.
+        let edits = vec![Edit::new(EditKind::EmptyInput, 0..raw.len(), "")];
+        readings.offer(Reading { value: Value::Object(Map::new()), edits, tree: None })?;
+        return readings.decide();
     }
-    Ok((value, edits))
+    // In input written as foreign call syntax, a JSON object inside a parameter's value is not
+    // a call with text around it; elsewhere such text refuses the whole input.
+    let foreign = foreign::is_foreign_call(raw);
+    lenient_readings(raw, shapes, options, !foreign, &mut readings)?;
+    foreign::offer(raw, shapes, options.parse, &mut readings)?;
+    if let Some(value) = json5_reading(raw, options) {
+        let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
+        readings.offer(Reading { value, edits, tree: None })?;
+    }
+    readings.decide()
 }
 
 fn refuse_cut_or_oversized(raw: &str, options: &RepairOptions) -> Result<(), Refusal> {
-    if options.stop_reason.as_deref() == Some("max_tokens") {
-        return Err(Refusal::new(RefusalCode::Truncated, "the tool input was cut by max_tokens", Some(raw.len())));
+    if let Some(reason) = options.stop_reason.as_deref().map(StopReason::parse) {
+        if !reason.ends_block_normally() {
+            return Err(Refusal::new(
+                RefusalCode::Truncated,
+                format!("stop reason '{}': the tool input may have been cut", reason.as_str()),
+                Some(raw.len()),
+            ));
+        }
     }
     if let Some(declared) = options.declared_len {
         let recorded = raw.encode_utf16().count();
@@ -142,12 +156,47 @@ fn json5_reading(raw: &str, options: &RepairOptions) -> Option<Value> {
     {
         return None;
     }
-    json5::from_str::<Value>(raw).ok().filter(Value::is_object)
+    json5_reading::read(raw)
 }
 
-/// Rungs 3 and 4: the lenient tree, its rival objects compared, aligned to the schema.
-fn lenient_reading(raw: &str, shapes: &ShapeSet, options: &RepairOptions) -> Result<(Value, Vec<Edit>, Node), Refusal> {
-    let document = parse_document(raw, shapes, options.parse).map_err(|e| e.into_refusal())?;
+/// Rungs 3 and 4: every reading the lenient grammar admits (each script of answers at its
+/// choice points), aligned to the schema and offered. A parse that finds the text ambiguous,
+/// cut or too deep refuses the whole input: that reading cannot be ruled out.
+fn lenient_readings(
+    raw: &str,
+    shapes: &ShapeSet,
+    options: &RepairOptions,
+    text_outside_refuses: bool,
+    readings: &mut Readings,
+) -> Result<(), Refusal> {
+    let mut choices = Choices::default();
+    let budget = (MAX_PARSED_BYTES / raw.len().max(1)).clamp(MIN_READINGS, MAX_READINGS);
+    for _ in 0..budget {
+        match parse_reading(raw, shapes, options.parse, &mut choices) {
+            Ok(document) => match align_document(document, shapes) {
+                Ok(reading) => readings.offer(reading)?,
+                Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
+                Err(refusal) => readings.fail(refusal),
+            },
+            Err(error) if decisive(error.code) || (text_outside_refuses && error.code == RefusalCode::TextOutside) => {
+                return Err(error.into_refusal())
+            }
+            Err(error) => readings.fail(error.into_refusal()),
+        }
+        if !choices.advance() {
+            return Ok(());
+        }
+    }
+    Err(Refusal::new(RefusalCode::Ambiguous, format!("the input admits more than {budget} readings"), None))
+}
+
+/// Refusals one reading makes for the whole input.
+fn decisive(code: RefusalCode) -> bool {
+    matches!(code, RefusalCode::Ambiguous | RefusalCode::Truncated | RefusalCode::TooDeep)
+}
+
+/// One parse aligned to the schema; its rival objects must read the same.
+fn align_document(document: Document, shapes: &ShapeSet) -> Result<Reading, Refusal> {
     let aligner = Aligner::new(shapes);
     let mut edits = document.edits;
     let value = aligner.align_root(&document.root, &mut edits)?;
@@ -161,15 +210,7 @@ fn lenient_reading(raw: &str, shapes: &ShapeSet, options: &RepairOptions) -> Res
         }
     }
     edits.sort_by_key(|e| (e.span[0], e.span[1]));
-    Ok((value, edits, document.root))
-}
-
-/// The first schema violation, or `None`; without a schema any object is acceptable.
-fn violation(value: &Value, schema: Option<&ToolSchema>) -> Option<(String, String)> {
-    match schema {
-        Some(schema) => schema.first_violation(value),
-        None => (!value.is_object()).then(|| (String::new(), "tool input must be an object".to_string())),
-    }
+    Ok(Reading { value, edits, tree: Some(document.root) })
 }
 
 /// A backslash followed by something that is not a JSON escape (nor a line break or `'`).

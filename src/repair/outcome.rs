@@ -14,6 +14,9 @@ pub enum Status {
     Repaired,
     /// Not repaired: the original bytes go through unchanged.
     Refused,
+    /// Parsed as JSON but breaks the schema, and no lossless coercion mends it: handed on
+    /// unchanged, reported so operators see schema violations too.
+    Invalid,
 }
 
 impl Status {
@@ -22,6 +25,7 @@ impl Status {
             Status::Valid => "valid",
             Status::Repaired => "repaired",
             Status::Refused => "refused",
+            Status::Invalid => "invalid",
         }
     }
 }
@@ -41,6 +45,8 @@ pub enum RefusalCode {
     Syntax,
     /// Two different readings (two different objects, a key given twice, a union).
     Ambiguous,
+    /// Text around the object that is not a recognized wrapper: it may belong to the call.
+    TextOutside,
     /// The best reading does not validate against the tool's schema.
     SchemaMismatch,
     /// The tool's schema could not be compiled.
@@ -56,6 +62,7 @@ impl RefusalCode {
             RefusalCode::NoObject => "no_object",
             RefusalCode::Syntax => "syntax",
             RefusalCode::Ambiguous => "ambiguous",
+            RefusalCode::TextOutside => "text_outside",
             RefusalCode::SchemaMismatch => "schema_mismatch",
             RefusalCode::UnusableSchema => "unusable_schema",
         }
@@ -110,6 +117,11 @@ impl Outcome {
 
     pub fn repaired(input: Value, edits: Vec<Edit>) -> Self {
         Self { status: Status::Repaired, input: Some(input), edits, reason: None }
+    }
+
+    /// Parsed, broke the schema, nothing lossless mends it: `reason` says where.
+    pub fn invalid(input: Value, reason: Refusal) -> Self {
+        Self { status: Status::Invalid, input: Some(input), edits: Vec::new(), reason: Some(reason) }
     }
 
     pub fn refused(reason: Refusal) -> Self {

@@ -115,6 +115,18 @@ impl ShapeSet {
         (!open).then_some(keys)
     }
 
+    /// Whether an object of shape `id` takes properties it does not declare (no
+    /// `additionalProperties: false`, as pydantic and FastMCP schemas leave it).
+    pub fn allows_undeclared(&self, id: ShapeId) -> bool {
+        let mut open = false;
+        self.visit(id, 0, &mut |shape| match shape {
+            Shape::Object(object) => open |= object.additional.is_some(),
+            Shape::Any => open = true,
+            _ => {}
+        });
+        open
+    }
+
     /// Whether a value of shape `id` may be an array and may not be a string: where an
     /// unbracketed list of items is read as an array.
     pub fn expects_list(&self, id: ShapeId) -> bool {
@@ -135,6 +147,13 @@ impl ShapeSet {
             textual |= matches!(shape, Shape::String { .. } | Shape::Array { .. });
         });
         textual
+    }
+
+    /// Whether nothing constrains a value of shape `id` (it may be text as well as anything).
+    pub fn is_unconstrained(&self, id: ShapeId) -> bool {
+        let mut any = false;
+        self.visit(id, 0, &mut |shape| any |= matches!(shape, Shape::Any));
+        any
     }
 
     fn find_map<'a, T>(&'a self, id: ShapeId, f: &mut impl FnMut(&'a Shape) -> Option<T>) -> Option<T> {

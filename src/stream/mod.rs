@@ -13,7 +13,7 @@ mod sse;
 pub use messages::ping_frame;
 pub use sse::{parse_frame, Frame, FrameSplitter};
 
-use crate::repair::{is_valid_for_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
+use crate::repair::{is_valid_for_cli, parse_as_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::ToolCatalog;
 use bytes::Bytes;
 use messages::{repaired_delta, Event, DELTA_EVENT};
@@ -169,13 +169,15 @@ impl StreamRepairer {
                 let Some(block) = self.holding.remove(&index) else {
                     return self.emit(raw.clone(), step);
                 };
-                if is_valid_for_cli(&block.input) {
+                if is_valid_for_cli(&block.input) && self.fits_schema(&block) {
                     for frame in &block.frames {
                         self.emit(frame.clone(), step);
                     }
                     self.emit(raw.clone(), step);
                     step.decisions.push(decision(block, None, Outcome::valid_unread()));
                 } else {
+                    // Not JSON, or JSON that breaks the schema: it waits for the stop reason, then
+                    // is repaired (a lossless coercion) or goes out as it came (refused, invalid).
                     self.waiting.push(Segment::Awaiting(block, raw.clone()));
                 }
             }
@@ -201,6 +203,16 @@ impl StreamRepairer {
                 self.emit(raw.clone(), step);
             }
             Event::OtherDelta { .. } | Event::Other => self.emit(raw.clone(), step),
+        }
+    }
+
+    /// Whether a block whose input parses fits its tool's schema (no schema: nothing to break).
+    fn fits_schema(&self, block: &HeldBlock) -> bool {
+        match self.tools.get(&block.name) {
+            Some(Ok(schema)) => {
+                parse_as_cli(&block.input).is_some_and(|value| schema.first_violation(&value).is_none())
+            }
+            _ => true,
         }
     }
 

@@ -1,5 +1,7 @@
 //! Prometheus metrics, held in app state so every server (and every test) has its own registry.
 
+use super::otel::Instruments;
+use opentelemetry::KeyValue;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -46,7 +48,11 @@ pub struct Metrics {
     pub request_duration: Histogram,
     pub overhead: Histogram,
     pub hold: Histogram,
+    /// OTLP log records that never reached the collector.
+    pub otel_dropped: Counter,
     tool_names: ToolNames,
+    /// The same counts for OTLP, when it is exported.
+    otel: Option<Instruments>,
 }
 
 fn seconds_buckets() -> impl Iterator<Item = f64> {
@@ -65,6 +71,7 @@ impl Metrics {
         let request_duration = Histogram::new(seconds_buckets());
         let overhead = Histogram::new(seconds_buckets());
         let hold = Histogram::new(seconds_buckets());
+        let otel_dropped = Counter::default();
         let build_info = Family::<VersionLabels, Gauge>::default();
         build_info.get_or_create(&VersionLabels { version: env!("CARGO_PKG_VERSION").into() }).set(1);
         registry.register("toolmend_tool_calls", "Tool calls seen in streams, by outcome", tool_calls.clone());
@@ -79,6 +86,11 @@ impl Metrics {
             overhead.clone(),
         );
         registry.register("toolmend_hold_seconds", "Time a tool block's input was held back", hold.clone());
+        registry.register(
+            "toolmend_otel_dropped",
+            "OTLP log records dropped: queue full or the collector unreachable",
+            otel_dropped.clone(),
+        );
         registry.register("toolmend_build_info", "Build information", build_info);
         Self {
             registry,
@@ -90,28 +102,66 @@ impl Metrics {
             request_duration,
             overhead,
             hold,
+            otel_dropped,
             tool_names: ToolNames::new(tool_label_limit),
+            otel: None,
         }
+    }
+
+    /// Every count from now on is also added to these OTLP counters.
+    pub fn mirror_to(&mut self, instruments: Instruments) {
+        self.otel = Some(instruments);
     }
 
     pub fn count_tool_call(&self, tool: &str, outcome: &str) {
         let tool = self.tool_names.label(tool);
+        if let Some(otel) = &self.otel {
+            otel.tool_calls
+                .add(1, &[KeyValue::new("tool", tool.clone()), KeyValue::new("outcome", outcome.to_string())]);
+        }
         self.tool_calls.get_or_create(&ToolLabels { tool, outcome: outcome.into() }).inc();
     }
 
+    /// Tool labels used so far, sorted, then `other` (whether or not anything counted as it).
+    pub fn tool_labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> =
+            self.tool_names.seen.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect();
+        labels.sort();
+        labels.push("other".into());
+        labels
+    }
+
+    /// Calls counted so far for a tool label and an outcome.
+    pub fn tool_call_count(&self, tool: &str, outcome: &str) -> u64 {
+        let labels = ToolLabels { tool: tool.into(), outcome: outcome.into() };
+        self.tool_calls.get(&labels).map_or(0, |counter| counter.get())
+    }
+
     pub fn count_edit(&self, kind: &str) {
+        if let Some(otel) = &self.otel {
+            otel.repair_edits.add(1, &[KeyValue::new("kind", kind.to_string())]);
+        }
         self.repair_edits.get_or_create(&KindLabels { kind: kind.into() }).inc();
     }
 
     pub fn count_upstream(&self, status: &str) {
+        if let Some(otel) = &self.otel {
+            otel.upstream_requests.add(1, &[KeyValue::new("status", status.to_string())]);
+        }
         self.upstream_requests.get_or_create(&StatusLabels { status: status.into() }).inc();
     }
 
     pub fn count_strict(&self, result: &str) {
+        if let Some(otel) = &self.otel {
+            otel.strict_tools.add(1, &[KeyValue::new("result", result.to_string())]);
+        }
         self.strict_tools.get_or_create(&ResultLabels { result: result.into() }).inc();
     }
 
     pub fn count_hook(&self, result: &str) {
+        if let Some(otel) = &self.otel {
+            otel.hook_runs.add(1, &[KeyValue::new("result", result.to_string())]);
+        }
         self.hook_runs.get_or_create(&ResultLabels { result: result.into() }).inc();
     }
 
@@ -161,6 +211,10 @@ mod tests {
         assert!(text.contains(r#"toolmend_tool_calls_total{tool="a",outcome="repaired"} 2"#), "{text}");
         assert!(text.contains(r#"toolmend_tool_calls_total{tool="other",outcome="repaired"} 2"#), "{text}");
         assert!(!text.contains(r#"tool="c""#));
+        assert_eq!(metrics.tool_labels(), ["a", "b", "other"]);
+        assert_eq!(metrics.tool_call_count("a", "repaired"), 2);
+        assert_eq!(metrics.tool_call_count("other", "repaired"), 2);
+        assert_eq!(metrics.tool_call_count("a", "refused"), 0);
         assert!(text.contains("toolmend_build_info{version="));
     }
 }

@@ -1,7 +1,9 @@
-//! What toolmend reports about itself: Prometheus metrics and a log of recent events.
+//! What toolmend reports about itself: Prometheus metrics, a log of recent events and their
+//! OpenTelemetry export.
 
 mod events;
 mod metrics;
+pub mod otel;
 
 pub use events::{Event, EventLog};
 pub use metrics::Metrics;

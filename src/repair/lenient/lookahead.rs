@@ -2,10 +2,20 @@
 //! the object may be dropped. Each look is bounded so the whole parse stays linear.
 
 use super::parser::{FrameKind, Parser};
+use super::wrapper;
 use crate::repair::lexeme;
 
 /// Longest quoted key a look ahead will scan for.
 const MAX_KEY_LOOKAHEAD: usize = 256;
+
+/// A key followed by `:`, found by a look ahead.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KeyAt {
+    pub after_colon: usize,
+    /// Declared and quoted: structure, never text.
+    pub strong: bool,
+    pub quoted: bool,
+}
 
 pub(super) fn is_closer(byte: u8) -> bool {
     matches!(byte, b'}' | b']')
@@ -16,7 +26,10 @@ impl Parser<'_> {
     pub(super) fn skip_ws_quiet(&self, mut pos: usize) -> usize {
         while pos < self.src.len() {
             let rest = &self.src[pos..];
-            match lexeme::whitespace_len(rest).or_else(|| lexeme::comment_len(rest)) {
+            match lexeme::whitespace_len(rest)
+                .or_else(|| lexeme::comment_len(rest))
+                .or_else(|| lexeme::literal_escape_len(rest))
+            {
                 Some(len) => pos += len,
                 None => break,
             }
@@ -32,22 +45,34 @@ impl Parser<'_> {
     /// any name count; an unquoted word counts only where `allow_bare` and it is a key the
     /// enclosing object declares (any word, when it declares none).
     pub(super) fn key_colon_at(&self, pos: usize, allow_bare: bool) -> Option<usize> {
+        self.key_at(pos, allow_bare).map(|key| key.after_colon)
+    }
+
+    /// The key at `pos`, with how strongly it marks structure: a quoted name the object
+    /// declares (or any quoted name where it declares none) is strong; an undeclared quoted
+    /// name or an unquoted word is weak — inside bare text it may just be text.
+    pub(super) fn key_at(&self, pos: usize, allow_bare: bool) -> Option<KeyAt> {
         let bytes = self.src.as_bytes();
         let first = *bytes.get(pos)?;
-        let after_key = if first == b'"' || first == b'\'' {
+        if let Some((_, end)) = self.damaged_key(pos) {
+            // A damaged key is structure only as a weak reading: it may be text.
+            let colon = self.skip_ws_quiet(end);
+            return Some(KeyAt { after_colon: colon + 1, strong: false, quoted: false });
+        }
+        let (after_key, strong) = if first == b'"' || first == b'\'' {
             let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
             let close = bytes[pos + 1..limit].iter().position(|&b| b == first || b == b'\n').map(|i| pos + 1 + i)?;
             if bytes[close] != first {
                 return None;
             }
-            close + 1
+            (close + 1, self.is_declared_or_open(&self.src[pos + 1..close]))
         } else if allow_bare {
             let len = lexeme::identifier_len(&self.src[pos..])?;
             let word = &self.src[pos..pos + len];
             if !self.is_known_key(word) {
                 return None;
             }
-            pos + len
+            (pos + len, false)
         } else {
             return None;
         };
@@ -55,7 +80,90 @@ impl Parser<'_> {
         if bytes.get(colon) != Some(&b':') || self.src[colon..].starts_with("://") {
             return None;
         }
-        Some(colon + 1)
+        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'' })
+    }
+
+    /// A declared key missing one of its quotes: `name":` (the opening lost) or `"name:` (the
+    /// closing lost, the string it starts not followed by a colon). The name and where the key
+    /// ends (at the colon).
+    pub(super) fn damaged_key(&self, pos: usize) -> Option<(&str, usize)> {
+        let bytes = self.src.as_bytes();
+        let (start, quote_after) = match bytes.get(pos)? {
+            b'"' if self.intact_quoted_key(pos).is_none() => (pos + 1, false),
+            b'"' | b'\'' => return None,
+            _ => (pos, true),
+        };
+        let len = lexeme::identifier_len(&self.src[start..])?;
+        let name = &self.src[start..start + len];
+        let mut end = start + len;
+        if quote_after {
+            if bytes.get(end) != Some(&b'"') {
+                return None;
+            }
+            end += 1;
+        }
+        let colon = self.skip_ws_quiet(end);
+        let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+        (declared && bytes.get(colon) == Some(&b':')).then_some((name, end))
+    }
+
+    /// The keys the object at hand declares (the root's before it opens).
+    fn declared_keys(&self) -> Option<Vec<&str>> {
+        if self.frames.is_empty() {
+            self.shapes.known_keys(self.shapes.root())
+        } else {
+            self.object_keys().map(<[_]>::to_vec)
+        }
+    }
+
+    /// `"…"` then `:`: a quoted key with both quotes.
+    fn intact_quoted_key(&self, pos: usize) -> Option<usize> {
+        let bytes = self.src.as_bytes();
+        let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
+        let close = bytes[pos + 1..limit].iter().position(|&b| b == b'"' || b == b'\n').map(|i| pos + 1 + i)?;
+        (bytes[close] == b'"' && bytes.get(self.skip_ws_quiet(close + 1)) == Some(&b':')).then_some(close + 1)
+    }
+
+    /// Whether the root object starts again at `pos` (a `{` right after one of its members).
+    pub(super) fn restarts_at(&self, pos: usize) -> bool {
+        self.frames.len() == 1 && self.byte_at(pos) == Some(b'{')
+    }
+
+    /// A closer that closes nothing open inside an object (`["a"]], "b": 1`): where it ends,
+    /// if what follows it continues the object.
+    pub(super) fn stray_closer_at(&self, pos: usize) -> Option<usize> {
+        if self.byte_at(pos) != Some(b']') || self.frames.iter().any(|f| f.kind != FrameKind::Object) {
+            return None;
+        }
+        let next = self.skip_ws_quiet(pos + 1);
+        match self.byte_at(next) {
+            Some(b',') => {
+                let q = self.skip_ws_quiet(next + 1);
+                self.key_colon_at(q, true).is_some().then_some(pos + 1)
+            }
+            Some(b'}') => Some(pos + 1),
+            _ => None,
+        }
+    }
+
+    /// Whether the innermost container is an array written as `(…)`.
+    pub(super) fn in_tuple(&self) -> bool {
+        self.frames.last().is_some_and(|f| f.paren)
+    }
+
+    fn byte_at(&self, pos: usize) -> Option<u8> {
+        self.src.as_bytes().get(pos).copied()
+    }
+
+    /// Whether a quoted `name` is strong structure: the enclosing object declares it, or
+    /// declares no names at all (no schema to tell).
+    fn is_declared_or_open(&self, name: &str) -> bool {
+        let keys = if self.frames.is_empty() {
+            self.shapes.known_keys(self.shapes.root())
+        } else {
+            self.object_keys().map(<[_]>::to_vec)
+        };
+        keys.is_none_or(|keys| keys.contains(&name))
     }
 
     fn is_known_key(&self, word: &str) -> bool {
@@ -63,16 +171,60 @@ impl Parser<'_> {
             // Before the root object opens, its own keys are the ones that count.
             return self.shapes.known_keys(self.shapes.root()).is_some_and(|keys| keys.contains(&word));
         }
+        let open = self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).is_some_and(|f| f.open);
         match self.object_keys() {
-            Some(keys) => keys.contains(&word),
+            Some(keys) => open || keys.contains(&word),
             None => true,
         }
     }
 
+    /// Skips spaces and line breaks only: inside bare text a comment marker or an escape is a
+    /// choice of its own, never skipped silently.
+    pub(super) fn skip_blank(&self, mut pos: usize) -> usize {
+        while pos < self.src.len() {
+            match lexeme::whitespace_len(&self.src[pos..]) {
+                Some(len) => pos += len,
+                None => break,
+            }
+        }
+        pos
+    }
+
+    /// A quoted stretch inside bare text, starting at `at`: a double quote closed on the same
+    /// line, or a single quote that opens a word (`'a b'`, not `it's`). Where it ends.
+    pub(super) fn quoted_stretch(&self, at: usize, run_start: usize) -> Option<usize> {
+        let bytes = self.src.as_bytes();
+        let quote = bytes[at];
+        if quote == b'\'' && at > run_start && !bytes[at - 1].is_ascii_whitespace() {
+            return None;
+        }
+        let close = bytes[at + 1..].iter().position(|&b| b == quote || b == b'\n').map(|n| at + 1 + n)?;
+        if bytes[close] != quote || (quote == b'\'' && bytes.get(close + 1).is_some_and(u8::is_ascii_alphanumeric)) {
+            return None;
+        }
+        Some(close + 1)
+    }
+
+    /// Whether the root object may start again at the `{` at `pos`: one of its quoted keys
+    /// follows.
+    pub(super) fn restart_may_begin(&self, pos: usize) -> bool {
+        if self.frames.len() != 1 || self.innermost() != Some(FrameKind::Object) {
+            return false;
+        }
+        let q = self.skip_blank(pos + 1);
+        self.key_at(q, false).is_some_and(|key| key.quoted && key.strong)
+    }
+
     /// Whether a value may end at `pos`: what follows continues the enclosing container.
     pub(super) fn value_ends_at(&self, pos: usize) -> bool {
+        self.value_ends_after(pos, true)
+    }
+
+    /// [`Self::value_ends_at`], with comments between the value and what follows it skipped
+    /// (`comments`) or read as text.
+    pub(super) fn value_ends_after(&self, pos: usize, comments: bool) -> bool {
         let bytes = self.src.as_bytes();
-        let p = self.skip_ws_quiet(pos);
+        let p = if comments { self.skip_ws_quiet(pos) } else { self.skip_blank(pos) };
         let Some(&byte) = bytes.get(p) else {
             return true;
         };
@@ -84,6 +236,8 @@ impl Parser<'_> {
             }
             b',' => true,
             b'}' | b']' => self.closer_ok(p),
+            b'{' if in_object && self.frames.len() == 1 => true,
+            b')' => self.in_tuple(),
             _ => {
                 let newline = self.src[pos..p].contains('\n');
                 self.innermost().is_some() && self.key_colon_at(p, newline).is_some()
@@ -92,7 +246,7 @@ impl Parser<'_> {
     }
 
     /// Whether the closer at `pos` can end the innermost container: what follows it continues
-    /// the parent (or, at the top, is the end or text that may be dropped).
+    /// the parent (or, at the top, is the end or a recognized wrapper's end).
     pub(super) fn closer_ok(&self, pos: usize) -> bool {
         let bytes = self.src.as_bytes();
         let r = self.skip_ws_quiet(pos + 1);
@@ -103,15 +257,12 @@ impl Parser<'_> {
             return true;
         }
         let outer_frames = self.frames.iter().filter(|f| f.kind != FrameKind::List).count();
-        outer_frames <= 1 && (next == b'{' || next == b'`' || self.droppable(&self.src[r..]))
+        let rest = &self.src[r..];
+        outer_frames <= 1 && (next == b'{' || (wrapper::suffix(rest, self.opened) && self.names_no_key(rest)))
     }
 
-    /// Text around the object that holds nothing of it: no quotes, brackets or braces, and no
-    /// `key:` naming one of the object's keys.
-    pub(super) fn droppable(&self, text: &str) -> bool {
-        if text.bytes().any(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']')) {
-            return false;
-        }
+    /// Text around the object that names none of its keys with a `key:`.
+    pub(super) fn names_no_key(&self, text: &str) -> bool {
         let keys = self.shapes.known_keys(self.shapes.root());
         let bytes = text.as_bytes();
         let mut start = 0;

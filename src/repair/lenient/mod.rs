@@ -2,13 +2,16 @@
 //! with byte spans. The schema guides it where JSON's own structure is missing: sibling key
 //! names end bare runs and unescaped quotes, and array positions read unbracketed lists.
 
+mod choices;
 mod lookahead;
 mod parser;
 mod production;
 mod string;
 mod tree;
+mod wrapper;
 
-pub use parser::{parse_document, Document, ParseOptions};
+pub use choices::Choices;
+pub use parser::{parse_document, parse_reading, Document, ParseOptions};
 pub use production::{Production, ProductionSet};
 pub use tree::{Member, Node, NodeKind};
 

@@ -2,9 +2,11 @@
 //! scalar and bare run. Each rule takes a byte position and returns the node and the position
 //! after it; every deviation from JSON is recorded as an edit.
 
+use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::lookahead::is_closer;
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
+use super::wrapper::{self, Opened};
 use super::SyntaxError;
 use crate::repair::edit::{Edit, EditKind};
 use crate::repair::lexeme;
@@ -47,6 +49,10 @@ pub(super) struct Frame<'s> {
     pub kind: FrameKind,
     /// Declared keys (objects only); `None` when any key may appear.
     pub keys: Option<Vec<&'s str>>,
+    /// An array written as `(…)`: `)` ends its items.
+    pub paren: bool,
+    /// An object that takes undeclared keys: any unquoted word may be one (weakly).
+    pub open: bool,
 }
 
 pub(super) struct Parser<'s> {
@@ -55,23 +61,42 @@ pub(super) struct Parser<'s> {
     pub frames: Vec<Frame<'s>>,
     pub edits: Vec<Edit>,
     pub productions: ProductionSet,
+    /// The answers for this parse's choice points (see [`Choices`]).
+    pub choices: Choices,
+    /// What the dropped prefix opened (a fence, `name(`), for the suffix to close.
+    pub opened: Opened,
     path: Vec<String>,
     options: ParseOptions,
 }
 
 type Parsed = Result<(Node, usize), SyntaxError>;
 
+/// The first reading of `src`: every choice point takes its first option.
 pub fn parse_document(src: &str, shapes: &ShapeSet, options: ParseOptions) -> Result<Document, SyntaxError> {
+    parse_reading(src, shapes, options, &mut Choices::default())
+}
+
+/// The reading of `src` that `choices` scripts; `choices` records the points this parse met.
+pub fn parse_reading(
+    src: &str,
+    shapes: &ShapeSet,
+    options: ParseOptions,
+    choices: &mut Choices,
+) -> Result<Document, SyntaxError> {
     let mut parser = Parser {
         src,
         shapes,
         frames: Vec::new(),
         edits: Vec::new(),
         productions: ProductionSet::default(),
+        choices: std::mem::take(choices),
+        opened: Opened::default(),
         path: Vec::new(),
         options,
     };
-    parser.document()
+    let document = parser.document();
+    *choices = parser.choices;
+    document
 }
 
 impl<'s> Parser<'s> {
@@ -104,7 +129,8 @@ impl<'s> Parser<'s> {
         self.src.as_bytes().get(pos).copied()
     }
 
-    /// Skips whitespace and comments, recording each comment as dropped.
+    /// Skips whitespace and comments, recording each comment as dropped; and escape sequences
+    /// written out between tokens (`,\n  "limit"` with a literal backslash-n).
     fn skip_ws(&mut self, mut pos: usize) -> usize {
         loop {
             let rest = &self.src[pos..];
@@ -115,10 +141,94 @@ impl<'s> Parser<'s> {
                 self.hit(Production::Comment);
                 self.edit(EditKind::DropComment, pos..pos + len);
                 pos += len;
+            } else if let Some(len) = lexeme::literal_escape_len(rest) {
+                self.hit(Production::LiteralEscape);
+                self.edit(EditKind::DropLiteralEscape, pos..pos + len);
+                pos += len;
             } else {
                 return pos;
             }
         }
+    }
+
+    /// Skips whitespace and comments where a value starts. A comment marker there may be text
+    /// (`/*/src/*.py` is a glob): each comment is a choice point, dropped or the value's start.
+    fn skip_ws_before_value(&mut self, mut pos: usize) -> usize {
+        loop {
+            let rest = &self.src[pos..];
+            if let Some(len) = lexeme::whitespace_len(rest) {
+                self.hit(Production::Whitespace);
+                pos += len;
+            } else if let Some(len) = lexeme::comment_len(rest) {
+                if self.choices.choose(2) == KEEP_AS_TEXT {
+                    return pos;
+                }
+                self.hit(Production::Comment);
+                self.edit(EditKind::DropComment, pos..pos + len);
+                pos += len;
+            } else if let Some(len) = lexeme::literal_escape_len(rest) {
+                // `"path": \new\file` may be a path: the escape may be text too.
+                if self.choices.choose(2) == KEEP_AS_TEXT {
+                    return pos;
+                }
+                self.hit(Production::LiteralEscape);
+                self.edit(EditKind::DropLiteralEscape, pos..pos + len);
+                pos += len;
+            } else {
+                return pos;
+            }
+        }
+    }
+
+    /// Whether a bare run ends before the key at `q`: always at a quoted key after a comma
+    /// (`, "name":` is a member's shape); at any other — a quoted name after a space or a line
+    /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
+    /// remembers a key this run already kept as text).
+    fn ends_at_key(&mut self, q: usize, after_comma: bool, declined: &mut Option<usize>) -> bool {
+        let Some(key) = self.key_at(q, true) else {
+            return false;
+        };
+        if after_comma && key.quoted {
+            return true;
+        }
+        if *declined == Some(q) {
+            return false;
+        }
+        if self.choices.choose(2) == TAKE_AS_STRUCTURE {
+            return true;
+        }
+        *declined = Some(q);
+        false
+    }
+
+    /// A closer inside bare text at `at`: the innermost container's own closer, followed by
+    /// what continues its parent, ends the run; any other (`ls}; rm -rf ~`, `echo a]`) may be
+    /// text or structure — both readings are walked.
+    fn closer_ends_run(&mut self, at: usize) -> bool {
+        let own = match self.frames.iter().rev().find(|f| f.kind != FrameKind::List).map(|f| f.kind) {
+            Some(FrameKind::Array) => b']',
+            _ => b'}',
+        };
+        if self.src.as_bytes()[at] == own && self.closer_ok(at) {
+            return true;
+        }
+        self.choices.choose(2) == TAKE_AS_STRUCTURE
+    }
+
+    /// A comment marker after a blank inside bare text (`ls -la // list`, `//server/share`):
+    /// a comment that ends the value, or text — both readings are walked.
+    fn comment_may_end_run(&mut self, at: usize) -> bool {
+        lexeme::comment_len(&self.src[at..]).is_some() && self.choices.choose(2) == TAKE_AS_STRUCTURE
+    }
+
+    /// An escape written out inside bare text (`npm test\n"timeout": 5`): where what follows it
+    /// is structure (a key, a comma, a closer, the end), it may be layout that ends the value
+    /// or text — both readings are walked.
+    fn escape_may_end_run(&mut self, at: usize) -> bool {
+        let q = self.skip_ws_quiet(at);
+        let bytes = self.src.as_bytes();
+        let structure = q >= bytes.len() || matches!(bytes[q], b',' | b'}' | b']') || self.key_at(q, true).is_some();
+        structure && self.choices.choose(2) == TAKE_AS_STRUCTURE
     }
 
     /// `document = prefix? (object | members) suffix*`
@@ -139,8 +249,19 @@ impl<'s> Parser<'s> {
                 let Some(open) = self.src[pos..].find('{').map(|i| pos + i) else {
                     return Err(SyntaxError::new(RefusalCode::NoObject, "no JSON object in the input", pos));
                 };
-                if !self.droppable(&self.src[pos..open]) {
-                    return self.error("text before the object looks like part of it", pos);
+                let prefix = &self.src[pos..open];
+                match wrapper::prefix(prefix).filter(|_| self.names_no_key(prefix)) {
+                    Some(opened) => self.opened = opened,
+                    None => {
+                        return Err(SyntaxError::new(
+                            RefusalCode::TextOutside,
+                            "text before the object is not a recognized wrapper: it may belong to the call",
+                            pos,
+                        ))
+                    }
+                }
+                if self.opened.fence {
+                    self.hit(Production::Fence);
                 }
                 self.hit(Production::Prefix);
                 self.edit(EditKind::DropPrefix, pos..open);
@@ -170,16 +291,18 @@ impl<'s> Parser<'s> {
                 }
                 Some(_) => {
                     let rest = &self.src[pos..];
-                    let fence = lexeme::fence_len(rest);
-                    if fence.is_some() {
+                    if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
+                        return Err(SyntaxError::new(
+                            RefusalCode::TextOutside,
+                            "text after the object is not a recognized wrapper: it may belong to the call",
+                            pos,
+                        ));
+                    }
+                    if self.opened.fence {
                         self.hit(Production::Fence);
                     }
-                    let len = fence.unwrap_or(rest.len());
-                    if !self.droppable(&rest[..len]) {
-                        return self.error("unexpected text after the object", pos);
-                    }
-                    self.edit(EditKind::DropSuffix, pos..pos + len);
-                    pos += len;
+                    self.edit(EditKind::DropSuffix, pos..self.src.len());
+                    pos = self.src.len();
                 }
             }
         }
@@ -194,7 +317,7 @@ impl<'s> Parser<'s> {
                 at,
             ));
         }
-        self.frames.push(Frame { kind, keys });
+        self.frames.push(Frame { kind, keys, paren: false, open: false });
         Ok(())
     }
 
@@ -249,6 +372,9 @@ impl<'s> Parser<'s> {
     /// `object = "{" ws (member (sep member)*)? sep? close`; with `implicit`, the `{` is missing.
     fn object(&mut self, open: usize, shape: ShapeId, implicit: bool) -> Parsed {
         self.enter(FrameKind::Object, self.shapes.known_keys(shape), open)?;
+        if let Some(frame) = self.frames.last_mut() {
+            frame.open = self.shapes.allows_undeclared(shape);
+        }
         self.hit(Production::Object);
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
@@ -272,6 +398,16 @@ impl<'s> Parser<'s> {
             members.push(member);
             pos = self.skip_ws(after);
             separated = false;
+            if self.restarts_at(pos) {
+                // `{"a": 1, "b": 2{"a": 1, ...`: the copy ends here; the document compares them.
+                self.hit(Production::Restart);
+                self.edit(EditKind::CloseRestarted, pos..pos);
+                break pos;
+            }
+            if let Some(stray) = self.stray_closer_at(pos) {
+                self.edit(EditKind::DropStrayCloser, pos..stray);
+                pos = self.skip_ws(stray);
+            }
             match self.byte(pos) {
                 None | Some(b',' | b'}' | b']') => {}
                 Some(_) if self.key_colon_at(pos, true).is_some() => {}
@@ -299,7 +435,7 @@ impl<'s> Parser<'s> {
         } else {
             return self.error(format!("expected ':' after key '{key}'"), after);
         }
-        let value_pos = self.skip_ws(after);
+        let value_pos = self.skip_ws_before_value(after);
         let value_shape = self.shapes.property(object_shape, &key);
         self.path.push(escape_pointer(&key));
         let value = self.member_value(value_pos, value_shape);
@@ -311,6 +447,11 @@ impl<'s> Parser<'s> {
     /// `key = string | "'" ... "'" | identifier`
     fn key(&mut self, pos: usize) -> Result<(String, usize), SyntaxError> {
         self.hit(Production::Key);
+        if let Some((name, end)) = self.damaged_key(pos).map(|(name, end)| (name.to_string(), end)) {
+            self.hit(Production::DamagedKey);
+            self.edit(EditKind::RepairKeyQuote, pos..end);
+            return Ok((name, end));
+        }
         match self.byte(pos) {
             Some(quote @ (b'"' | b'\'')) => {
                 let (text, end) = self.string(pos, quote, true)?;
@@ -362,7 +503,7 @@ impl<'s> Parser<'s> {
     ) -> Result<(Vec<Node>, usize), SyntaxError> {
         while self.continues_list(pos) {
             let comma = self.skip_ws_quiet(pos);
-            let start = self.skip_ws(comma + 1);
+            let start = self.skip_ws_before_value(comma + 1);
             self.path.push(items.len().to_string());
             let item = self.value(start, item_shape);
             self.path.pop();
@@ -374,8 +515,11 @@ impl<'s> Parser<'s> {
     }
 
     /// `array = "[" ws (value (sep value)*)? sep? close`
-    fn array(&mut self, open: usize, shape: ShapeId) -> Parsed {
+    fn array(&mut self, open: usize, shape: ShapeId, closer: u8) -> Parsed {
         self.enter(FrameKind::Array, None, open)?;
+        if let Some(frame) = self.frames.last_mut() {
+            frame.paren = closer == b')';
+        }
         self.hit(Production::Array);
         let item_shape = self.shapes.items(shape);
         let in_object = self.frames.iter().rev().skip(1).any(|f| f.kind == FrameKind::Object);
@@ -384,7 +528,11 @@ impl<'s> Parser<'s> {
         let mut separated = true;
         let mut trailing_comma = None;
         let end = loop {
-            pos = self.skip_ws(pos);
+            pos = if separated { self.skip_ws_before_value(pos) } else { self.skip_ws(pos) };
+            if closer == b')' && self.byte(pos) == Some(b')') {
+                self.edit(EditKind::ParenForBracket, pos..pos + 1);
+                break pos + 1;
+            }
             if let Some(end) = self.container_end(pos, b']') {
                 break end;
             }
@@ -436,7 +584,12 @@ impl<'s> Parser<'s> {
         };
         match byte {
             b'{' => return self.object(pos, shape, false),
-            b'[' => return self.array(pos, shape),
+            b'[' => return self.array(pos, shape, b']'),
+            b'(' if self.shapes.expects_list(shape) => {
+                self.hit(Production::Tuple);
+                self.edit(EditKind::ParenForBracket, pos..pos + 1);
+                return self.array(pos, shape, b')');
+            }
             b'"' | b'\'' => {
                 let (text, end) = self.string(pos, byte, false)?;
                 return Ok((Node { span: pos..end, kind: NodeKind::Str(text) }, end));
@@ -447,7 +600,7 @@ impl<'s> Parser<'s> {
         let rest = &self.src[pos..];
         if let Some(len) = lexeme::number_len(rest) {
             if self.value_ends_at(pos + len) {
-                if let Ok(number) = rest[..len].parse::<serde_json::Number>() {
+                if let Some(number) = lexeme::json_number(&rest[..len]) {
                     self.hit(Production::Number);
                     return Ok((Node { span: pos..pos + len, kind: NodeKind::Number(number) }, pos + len));
                 }
@@ -473,14 +626,34 @@ impl<'s> Parser<'s> {
         let bytes = self.src.as_bytes();
         let kind = self.innermost();
         // Only where the schema expects text or a list may a run hold commas and line breaks.
-        let textual = self.shapes.is_textual(shape);
+        // A member's value nothing constrains may be text too (an open schema's extra key).
+        let textual =
+            self.shapes.is_textual(shape) || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
         self.hit(Production::BareRun);
         let mut i = start;
-        // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it.
+        // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it, and
+        // nothing inside them ends the run.
         let mut nesting = 0usize;
+        let mut declined = None;
         while i < bytes.len() {
             let byte = bytes[i];
             match byte {
+                b'"' | b'\'' => {
+                    // A quoted stretch is text: no bracket or terminator inside it counts.
+                    if let Some(after) = self.quoted_stretch(i, start) {
+                        i = after;
+                        continue;
+                    }
+                }
+                b'{' if nesting == 0 && i > start && self.restart_may_begin(i) => {
+                    // The object may start again here (`ls -la {"command": …`): a reading.
+                    if self.choices.choose(2) == TAKE_AS_STRUCTURE {
+                        break;
+                    }
+                    nesting += 1;
+                    i += 1;
+                    continue;
+                }
                 b'{' | b'[' | b'(' => nesting += 1,
                 b'}' | b']' | b')' if nesting > 0 => {
                     nesting -= 1;
@@ -489,20 +662,35 @@ impl<'s> Parser<'s> {
                 }
                 _ => {}
             }
+            if nesting > 0 {
+                i += 1;
+                continue;
+            }
             let ends = match byte {
-                b',' | b'}' | b']' if nesting > 0 => false,
+                b')' if self.in_tuple() => true,
                 b',' if kind != Some(FrameKind::Object) || !textual => true,
-                b'\n' if !textual => true,
+                b'\n' if !textual || kind == Some(FrameKind::Array) => true,
                 b',' => {
-                    let q = self.skip_ws_quiet(i + 1);
-                    q >= bytes.len() || is_closer(bytes[q]) || self.key_colon_at(q, true).is_some()
+                    let q = self.skip_blank(i + 1);
+                    q >= bytes.len() || is_closer(bytes[q]) || self.ends_at_key(q, true, &mut declined)
                 }
-                b'}' | b']' => self.closer_ok(i),
+                b'}' | b']' => self.closer_ends_run(i),
                 b' ' | b'\t' | b'\r' | b'\n' => {
-                    let q = self.skip_ws_quiet(i);
+                    let q = self.skip_blank(i);
+                    // An unquoted word counts as a key only at a line start.
                     let newline = self.src[i..q].contains('\n');
-                    q >= bytes.len() || self.key_colon_at(q, newline).is_some()
+                    let quoted = matches!(bytes.get(q), Some(b'"' | b'\''));
+                    let ends = q >= bytes.len()
+                        || self.comment_may_end_run(q)
+                        || ((newline || quoted) && self.ends_at_key(q, false, &mut declined));
+                    if !ends {
+                        // Nothing in a run of blanks ends the value: step over it at once.
+                        i = q;
+                        continue;
+                    }
+                    true
                 }
+                b'\\' if lexeme::literal_escape_len(&self.src[i..]).is_some() => self.escape_may_end_run(i),
                 _ => false,
             };
             if ends {

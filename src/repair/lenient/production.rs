@@ -28,10 +28,14 @@ pub enum Production {
     Comment,
     Whitespace,
     Fence,
+    DamagedKey,
+    Restart,
+    Tuple,
+    LiteralEscape,
 }
 
 impl Production {
-    pub const ALL: [Production; 24] = [
+    pub const ALL: [Production; 28] = [
         Production::Document,
         Production::Prefix,
         Production::Members,
@@ -56,6 +60,10 @@ impl Production {
         Production::Comment,
         Production::Whitespace,
         Production::Fence,
+        Production::DamagedKey,
+        Production::Restart,
+        Production::Tuple,
+        Production::LiteralEscape,
     ];
 
     /// The production's name in the EBNF file.
@@ -85,6 +93,10 @@ impl Production {
             Production::Comment => "comment",
             Production::Whitespace => "ws",
             Production::Fence => "fence",
+            Production::DamagedKey => "damaged_key",
+            Production::Restart => "restart",
+            Production::Tuple => "tuple",
+            Production::LiteralEscape => "literal_escape",
         }
     }
 }

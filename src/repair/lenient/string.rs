@@ -52,7 +52,12 @@ impl Parser<'_> {
                 letter_escape |= letter;
                 i += consumed;
             } else if byte == quote {
-                if key || self.value_ends_at(i + 1) {
+                if key || self.value_ends_after(i + 1, false) {
+                    break i + 1;
+                }
+                // The string ends here only if a comment follows (`"cd "src" // go"}`): the
+                // comment may be text of the string — both readings are walked.
+                if self.value_ends_at(i + 1) && self.choices.choose(2) == super::choices::TAKE_AS_STRUCTURE {
                     break i + 1;
                 }
                 if standard.is_none() {

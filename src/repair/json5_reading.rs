@@ -1,0 +1,107 @@
+//! Rung 2: the standard JSON5 dialect, read so that it never decides anything JSON5 leaves
+//! open: a key given twice refuses the reading (JSON5 would keep the last), and a number whose
+//! text the value would not keep (`0xFF`, `1e3` through a float) leaves the reading out.
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The object `raw` holds in JSON5, if it holds one with no key given twice and every number
+/// spelled as JSON spells it.
+pub fn read(raw: &str) -> Option<Value> {
+    let value = json5::from_str::<Strict>(raw).ok()?.0;
+    (value.is_object() && numbers_keep_their_text(&value, raw)).then_some(value)
+}
+
+/// A JSON value that refuses duplicate keys.
+struct Strict(Value);
+
+impl<'de> de::Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON5 value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some((key, Strict(value))) = map.next_entry::<String, Strict>()? {
+            if members.insert(key.clone(), value).is_some() {
+                return Err(de::Error::custom(format!("key '{key}' given twice")));
+            }
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+/// Whether every number in `value` appears in `raw` as written (so none was re-spelled).
+fn numbers_keep_their_text(value: &Value, raw: &str) -> bool {
+    match value {
+        Value::Number(n) => raw.contains(&n.to_string()),
+        Value::Array(items) => items.iter().all(|v| numbers_keep_their_text(v, raw)),
+        Value::Object(map) => map.values().all(|v| numbers_keep_their_text(v, raw)),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_and_respelled_numbers_leave_the_reading_out() {
+        assert_eq!(read("{a: 1, b: 'x',}"), Some(serde_json::json!({"a": 1, "b": "x"})));
+        assert_eq!(read("{command: 'ls',\u{c}command: 'rm -rf ~'}"), None);
+        assert_eq!(read("{timeout: 0xFF}"), None);
+        assert_eq!(read("{ratio: .5}"), None);
+        assert_eq!(read("[1]"), None);
+    }
+}

@@ -1,0 +1,209 @@
+//! Text around the object that a repair may drop: only recognized wrappers. A code fence (with
+//! prose before it), a prose lead-in (`Running: {…}`) or closing sentence (`… now.`), the
+//! tool-call syntax models leave around their input (`<invoke …>`, `</parameter>`,
+//! `<|tool_call_end|>`, `name{…}`, `name({…})`). Anything else — command text such as
+//! `cd /tmp && {…}` or `{…} --force` — may belong to the call, so the repair refuses.
+
+use crate::repair::lexeme;
+
+/// What a dropped prefix was, so the suffix can close it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Opened {
+    pub fence: bool,
+    /// `name(` right before the object: its `)` may follow it.
+    pub paren: bool,
+}
+
+/// Tag names of the tool-call syntaxes models emit around or instead of JSON (compared after
+/// dropping `/`, `|` and an XML namespace).
+const TOOL_TAGS: [&str; 7] = ["tool", "function", "invoke", "parameter", "call", "python_tag", "arg_"];
+
+/// Whether `text` (everything before the object's `{`) is a recognized wrapper, and what it opened.
+pub fn prefix(text: &str) -> Option<Opened> {
+    let mut opened = Opened::default();
+    let mut rest = text.trim_start();
+    // A call-syntax leftover glued to the brace: `name{` or `name({`.
+    if let Some(before) = rest.strip_suffix('(') {
+        opened.paren = true;
+        rest = before;
+    }
+    let trimmed = rest.trim_end();
+    let glued_name = trailing_identifier(trimmed);
+    if trimmed.len() == rest.len() && !glued_name.is_empty() {
+        rest = &rest[..rest.len() - glued_name.len()];
+    } else if opened.paren {
+        return None;
+    }
+    // Prose comes first or not at all: a lead-in, then the call's own syntax.
+    let lead = rest.trim_start();
+    let end = lead.find("```").or_else(|| lead.find('<')).or_else(|| lead.find('[')).unwrap_or(lead.len());
+    let prose = lead[..end].trim_end();
+    if is_prose(prose) && prose.ends_with([':', '.', '!', '?']) {
+        rest = &lead[end..];
+    }
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return Some(opened);
+        }
+        if let Some(after) = tool_tag(rest).or_else(|| call_token(rest)) {
+            rest = after;
+            continue;
+        }
+        if let Some(len) = lexeme::fence_len(rest) {
+            opened.fence = true;
+            rest = &rest[len..];
+            continue;
+        }
+        // A fence whose backticks were lost: a lone `json` line.
+        if let Some(after) = rest.strip_prefix("json\n") {
+            rest = after;
+            continue;
+        }
+        return None;
+    }
+}
+
+/// Whether `text` (everything after the object) is a recognized wrapper's end.
+pub fn suffix(text: &str, opened: Opened) -> bool {
+    let mut rest = text;
+    let mut paren = opened.paren;
+    let fence = opened.fence;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return true;
+        }
+        // After the object only closing tags: an opening one (`<parameter …>`) starts more of
+        // the call.
+        if let Some(after) = tool_tag(rest).filter(|_| rest.starts_with("</") || rest.starts_with("<|")) {
+            rest = after;
+        } else if let (true, Some(after)) = (paren, rest.strip_prefix(')')) {
+            paren = false;
+            rest = after;
+        } else if let (true, Some(len)) = (fence, lexeme::fence_len(rest)) {
+            // A closing fence is bare; what follows it is outside the fenced call.
+            if rest[3..len].trim().is_empty() {
+                rest = &rest[len..];
+                let after = rest.trim();
+                return after.is_empty() || is_sentence(after);
+            }
+            return false;
+        } else {
+            // A closing sentence, and nothing after it.
+            return is_sentence(rest.trim_end());
+        }
+    }
+}
+
+/// The tokens of call syntaxes that are not tags: a call id (`functions.search:0`, Kimi's) and
+/// bracketed markers (`[TOOL_CALLS]`, `[ARGS]`, Mistral's). The text after it.
+fn call_token(text: &str) -> Option<&str> {
+    for marker in ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"] {
+        if let Some(after) = text.strip_prefix(marker) {
+            return Some(after);
+        }
+    }
+    let end = text.find(|c: char| c.is_whitespace() || c == '<' || c == '{').unwrap_or(text.len());
+    let (name, index) = text[..end].rsplit_once(':')?;
+    let is_name = lexeme::identifier_len(name) == Some(name.len());
+    (is_name && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).then(|| &text[end..])
+}
+
+/// `<tag …>` or `</tag>` or `<|token|>` of a tool-call syntax: the text after it.
+fn tool_tag(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('<')?;
+    let close = inner.find('>')?;
+    let tag = &inner[..close];
+    if tag.contains(['<', '{', '}', '\n']) {
+        return None;
+    }
+    // `<|python_start|>` and its kind: a chat template's special token, never text.
+    if let Some(token) = tag.strip_prefix('|').and_then(|t| t.strip_suffix('|')) {
+        if lexeme::identifier_len(token) == Some(token.len()) {
+            return Some(&inner[close + 1..]);
+        }
+    }
+    let name = tag.trim_start_matches(['/', '|']);
+    let name =
+        name.rsplit_once(':').map_or(name, |(namespace, local)| if namespace.contains(' ') { name } else { local });
+    let lower = name.to_ascii_lowercase();
+    TOOL_TAGS.iter().any(|t| lower.starts_with(t)).then(|| &inner[close + 1..])
+}
+
+fn trailing_identifier(text: &str) -> &str {
+    let start = text
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        .last()
+        .map_or(text.len(), |(i, _)| i);
+    let word = &text[start..];
+    match lexeme::identifier_len(word) {
+        Some(len) if len == word.len() && (start == 0 || text[..start].ends_with(char::is_whitespace)) => word,
+        _ => "",
+    }
+}
+
+/// Words and the punctuation of sentences: no quotes, brackets, paths, flags or shell operators.
+fn is_prose(text: &str) -> bool {
+    !text.is_empty()
+        && text.chars().any(char::is_alphabetic)
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || c.is_whitespace() || matches!(c, ',' | '.' | ':' | '!' | '?' | '\'' | '’'))
+}
+
+/// A closing sentence: prose ending with '.', '!' or '?'.
+fn is_sentence(text: &str) -> bool {
+    is_prose(text) && text.ends_with(['.', '!', '?']) && !text.contains(':')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_that_are_wrappers_and_prefixes_that_may_belong_to_the_call() {
+        let fence = Opened { fence: true, paren: false };
+        let table: [(&str, Option<Opened>); 14] = [
+            ("", Some(Opened::default())),
+            ("```json\n", Some(fence)),
+            ("Here is the call:\n```json\n", Some(fence)),
+            ("Running: ", Some(Opened::default())),
+            ("tool", Some(Opened::default())),
+            ("search(", Some(Opened { fence: false, paren: true })),
+            ("<invoke name=\"Bash\">\n", Some(Opened::default())),
+            ("<|tool_call_begin|>", Some(Opened::default())),
+            ("cd /tmp && ", None),
+            ("cd tmp ", None),
+            ("rm -rf ", None),
+            ("echo $(", None),
+            ("<b>", None),
+            ("x = ", None),
+        ];
+        for (text, expected) in table {
+            assert_eq!(prefix(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn suffixes_that_close_a_wrapper_and_suffixes_that_may_belong_to_the_call() {
+        let fenced = Opened { fence: true, paren: false };
+        let table: [(&str, Opened, bool); 10] = [
+            ("", Opened::default(), true),
+            ("\n```", fenced, true),
+            ("\n```\nThat lists the files.", fenced, true),
+            (" now.", Opened::default(), true),
+            ("</parameter>\n</invoke>", Opened::default(), true),
+            (")", Opened { fence: false, paren: true }, true),
+            (" --force", Opened::default(), false),
+            (" origin main", Opened::default(), false),
+            (")", Opened::default(), false),
+            ("\n```", Opened::default(), false),
+        ];
+        for (text, opened, expected) in table {
+            assert_eq!(suffix(text, opened), expected, "{text:?}");
+        }
+    }
+}

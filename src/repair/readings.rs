@@ -1,0 +1,142 @@
+//! The engine's one rule: readings, not a first match. Every way the ladder can read the raw
+//! text is offered here; a reading that validates against the schema is kept, equal ones count
+//! once, and if two different readings validate the call is refused as ambiguous.
+
+use super::edit::{Edit, EditKind};
+use super::lenient::Node;
+use super::outcome::{Refusal, RefusalCode};
+use crate::schema::ToolSchema;
+use serde_json::Value;
+
+/// One complete reading of the raw input.
+pub struct Reading {
+    pub value: Value,
+    pub edits: Vec<Edit>,
+    /// The lenient tree it came from, to point a refusal at the right byte.
+    pub tree: Option<Node>,
+}
+
+pub struct Readings<'a> {
+    schema: Option<&'a ToolSchema>,
+    fitting: Vec<Reading>,
+    /// Why the first reading that did not fit failed: the refusal when none fits.
+    first_failure: Option<Refusal>,
+}
+
+impl<'a> Readings<'a> {
+    pub fn new(schema: Option<&'a ToolSchema>) -> Self {
+        Self { schema, fitting: Vec::new(), first_failure: None }
+    }
+
+    /// Offers a reading. `Err` as soon as two different readings validate.
+    pub fn offer(&mut self, reading: Reading) -> Result<(), Refusal> {
+        if let Some(inner) = envelope(&reading.value).filter(|_| violation(&reading.value, self.schema).is_some()) {
+            // `{"name": "tool", "parameters": {…}}`: the call's envelope around its input.
+            let mut edits = reading.edits.clone();
+            edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
+            self.offer(Reading { value: inner.clone(), edits, tree: None })?;
+        }
+        if let Some((pointer, message)) = violation(&reading.value, self.schema) {
+            let position = reading.tree.as_ref().map(|t| t.at_pointer(&pointer).span.start);
+            let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
+            self.fail(Refusal::new(RefusalCode::SchemaMismatch, format!("{at}: {message}"), position));
+            return Ok(());
+        }
+        if let Some(other) = self.fitting.iter().find(|r| !same_value(&r.value, &reading.value)) {
+            let at = first_difference(&other.value, &reading.value);
+            return Err(Refusal::new(
+                RefusalCode::Ambiguous,
+                format!("two readings of the input fit the schema; they differ at '{at}'"),
+                None,
+            ));
+        }
+        if self.fitting.is_empty() {
+            self.fitting.push(reading);
+        }
+        Ok(())
+    }
+
+    /// A reading that did not get as far as a fitting value. The refusal kept is the one that
+    /// says most: a reading that got to a value beats one that hit bad syntax, which beats one
+    /// that found no object at all; among equals, the first.
+    pub fn fail(&mut self, refusal: Refusal) {
+        let rank = |r: &Refusal| match r.code {
+            RefusalCode::NoObject => 0,
+            RefusalCode::Syntax => 1,
+            _ => 2,
+        };
+        if self.first_failure.as_ref().is_none_or(|kept| rank(&refusal) > rank(kept)) {
+            self.first_failure = Some(refusal);
+        }
+    }
+
+    /// The one reading that fits, or why there is none.
+    pub fn decide(mut self) -> Result<(Value, Vec<Edit>), Refusal> {
+        match self.fitting.pop() {
+            Some(reading) => Ok((reading.value, reading.edits)),
+            None => Err(self.first_failure.unwrap_or_else(|| {
+                Refusal::new(RefusalCode::NoObject, "no reading of the input gives an object", None)
+            })),
+        }
+    }
+}
+
+/// The input inside a call envelope: an object of exactly `name` (a string) and `parameters`
+/// or `arguments` (an object), optionally `type: "function"`.
+fn envelope(value: &Value) -> Option<&Value> {
+    let map = value.as_object()?;
+    map.get("name")?.as_str()?;
+    let inner = map.get("parameters").or_else(|| map.get("arguments")).filter(|v| v.is_object())?;
+    let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "type");
+    (map.len() <= 3 && map.keys().all(known) && map.get("type").is_none_or(|t| t == "function")).then_some(inner)
+}
+
+/// The first schema violation, or `None`; without a schema any object is acceptable.
+pub fn violation(value: &Value, schema: Option<&ToolSchema>) -> Option<(String, String)> {
+    match schema {
+        Some(schema) => schema.first_violation(value),
+        None => (!value.is_object()).then(|| (String::new(), "tool input must be an object".to_string())),
+    }
+}
+
+/// Equal values, numbers compared by what they denote: JSON5's `0.10` is the lenient `0.10`
+/// even where one kept the text and the other went through a float.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || (x.as_f64().is_some() && x.as_f64() == y.as_f64()),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(l, r)| same_value(l, r)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, l)| y.get(k).is_some_and(|r| same_value(l, r)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The JSON pointer of the first place two values differ.
+fn first_difference(a: &Value, b: &Value) -> String {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (key, left) in x {
+                match y.get(key) {
+                    Some(right) if right == left => continue,
+                    Some(right) => {
+                        return format!("/{}{}", crate::schema::escape_pointer(key), first_difference(left, right))
+                    }
+                    None => return format!("/{}", crate::schema::escape_pointer(key)),
+                }
+            }
+            y.keys()
+                .find(|k| !x.contains_key(*k))
+                .map(|k| format!("/{}", crate::schema::escape_pointer(k)))
+                .unwrap_or_default()
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find(|(_, (l, r))| l != r)
+            .map(|(i, (l, r))| format!("/{i}{}", first_difference(l, r)))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,98 @@
+//! The wrapped command's life: it keeps the terminal, gets the signals toolmend gets, and its
+//! exit status becomes toolmend's.
+
+use std::process::ExitStatus;
+use tokio::process::Child;
+
+/// The signals toolmend passes on, installed before the command starts so that none arrives
+/// while toolmend would still die of it.
+pub struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    pub fn install() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+        }
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+
+    /// Waits for `child`, passing on SIGINT and SIGTERM until it ends.
+    #[cfg(unix)]
+    pub async fn supervise(mut self, mut child: Child) -> std::io::Result<ExitStatus> {
+        loop {
+            tokio::select! {
+                status = child.wait() => return status,
+                _ = self.interrupt.recv() => {
+                    if !terminal_delivers_interrupts() {
+                        send(&child, libc::SIGINT);
+                    }
+                }
+                _ = self.terminate.recv() => send(&child, libc::SIGTERM),
+            }
+        }
+    }
+
+    /// The console sends Ctrl-C to every process attached to it, the child included.
+    #[cfg(not(unix))]
+    pub async fn supervise(self, mut child: Child) -> std::io::Result<ExitStatus> {
+        loop {
+            tokio::select! {
+                status = child.wait() => return status,
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+    }
+}
+
+/// Ctrl-C in a terminal signals its whole foreground process group, and the child is in
+/// toolmend's group: passing the signal on as well would deliver it twice, which many programs
+/// (Claude Code among them) read as "exit now".
+#[cfg(unix)]
+fn terminal_delivers_interrupts() -> bool {
+    // SAFETY: getpgrp and tcgetpgrp take no pointers; tcgetpgrp on a descriptor that is not a
+    // terminal returns -1, which matches no group.
+    let group = unsafe { libc::getpgrp() };
+    [0, 1, 2].into_iter().any(|fd| unsafe { libc::tcgetpgrp(fd) } == group)
+}
+
+#[cfg(unix)]
+fn send(child: &Child, signal: libc::c_int) {
+    // No id: the child has been reaped already, and the pid may belong to someone else.
+    let Some(pid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else { return };
+    // SAFETY: kill takes no pointers; a child that exited in between is an ESRCH, ignored.
+    unsafe { libc::kill(pid, signal) };
+}
+
+/// The command's own code, or 128 + the signal that ended it (the shell's convention).
+pub fn exit_code(status: ExitStatus) -> u8 {
+    if let Some(code) = status.code() {
+        return (code & 0xff) as u8;
+    }
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return (128 + signal).clamp(0, 255) as u8;
+    }
+    1
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn exit_codes_follow_the_shell() {
+        assert_eq!(exit_code(ExitStatus::from_raw(0)), 0);
+        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), 3);
+        assert_eq!(exit_code(ExitStatus::from_raw(libc::SIGINT)), 130);
+        assert_eq!(exit_code(ExitStatus::from_raw(libc::SIGKILL)), 137);
+    }
+}
