@@ -554,6 +554,7 @@ async fn a_surrogate_pair_split_over_two_deltas_reaches_a_typescript_client_as_s
 async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_untouched() {
     let tools = seed_tools().to_string();
     let bodies = [
+        String::new(),
         "not JSON at all {".to_string(),
         r#"{"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}"#.to_string(),
         format!(r#"{{"model": "m", "messages": [], "tools": {tools}"#),
@@ -576,7 +577,9 @@ async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_
         assert_eq!(String::from_utf8(received).unwrap(), SEED_STREAM, "{body}");
         let seen = harness.upstream.requests().pop().unwrap();
         assert_eq!(seen.body, body.as_bytes(), "{body}");
-        assert_eq!(seen.header("content-length"), Some(body.len().to_string().as_str()), "framed as sent");
+        if !body.is_empty() {
+            assert_eq!(seen.header("content-length"), Some(body.len().to_string().as_str()), "framed as sent");
+        }
         assert_eq!(seen.header("transfer-encoding"), None);
     }
     let metrics = get_text(format!("{}/metrics", harness.proxy)).await;

@@ -30,9 +30,9 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     if declared.is_some_and(|length| length > app.config.max_request_bytes) {
         return too_large(&app);
     }
-    // A body of known length streams upstream as it arrives; a rewrite (strict, examples) needs
-    // it whole, and so does a body of unknown length (to bound it).
-    let (body, received) = match declared.filter(|_| !rewrite_wanted) {
+    // A non-empty body of known length streams upstream as it arrives; a rewrite (strict,
+    // examples) needs it whole, and so does a body of unknown length (to bound it).
+    let (body, received) = match declared.filter(|&length| length > 0 && !rewrite_wanted) {
         Some(length) => {
             let (streamed, received) = tee(body, length);
             (RequestBody::Streamed(streamed, length), received)
