@@ -16,6 +16,10 @@ fn shapes() -> Vec<(&'static str, Builder)> {
         ("long bare run", Box::new(|n| format!("{{\"tags\": {}}}", "word, ".repeat(n / 6)))),
         ("deep nesting", Box::new(|n| "{\"a\":".repeat(n / 5))),
         ("many keys", Box::new(|n| format!("{{{}}}", "title: x\n".repeat(n / 9)))),
+        ("long blank run", Box::new(|n| format!("{{\"title\": ls{}x}}", " ".repeat(n)))),
+        ("blank lines", Box::new(|n| format!("{{\"title\": hello{}x}}", "\n".repeat(n)))),
+        ("comments at a value", Box::new(|n| format!("{{\"title\": {}ls}}", "/* c */ ".repeat(n / 8)))),
+        ("weak keys in text", Box::new(|n| format!("{{\"title\": ls{}}}", "\ntitle: x".repeat(n / 9)))),
     ]
 }
 

@@ -16,8 +16,11 @@ enum Grade {
 
 fn grade(case: &Value) -> (Grade, String) {
     let schema = ToolSchema::compile(&case["schema"]).expect("corpus schemas compile");
-    let options =
-        RepairOptions { stop_reason: case["stop_reason"].as_str().map(String::from), ..RepairOptions::default() };
+    let options = RepairOptions {
+        stop_reason: case["stop_reason"].as_str().map(String::from),
+        tool: case["tool"].as_str().map(String::from),
+        ..RepairOptions::default()
+    };
     let outcome = repair(case["raw"].as_str().unwrap(), Some(&schema), &options);
     let accepted = case["accept"].as_array().unwrap();
     let raw = case["raw"].as_str().unwrap();

@@ -273,9 +273,16 @@ fn whitespace_only_input_is_empty_only_where_the_tool_takes_nothing() {
 }
 
 #[test]
-fn an_envelope_is_unwrapped_only_where_the_schema_does_not_declare_it() {
+fn an_envelope_is_unwrapped_only_for_its_own_tool_where_the_schema_does_not_declare_it() {
     let raw = r#"{"name": "Bash", "parameters": {"command": "ls"}}"#;
-    assert_eq!(run(raw, &bash(true)).input, Some(json!({"command": "ls"})));
+    let as_tool = |tool: &str| RepairOptions {
+        stop_reason: Some("tool_use".into()),
+        tool: Some(tool.into()),
+        ..RepairOptions::default()
+    };
+    assert_eq!(repair(raw, Some(&bash(true)), &as_tool("Bash")).input, Some(json!({"command": "ls"})));
+    assert_eq!(repair(raw, Some(&bash(true)), &as_tool("Grep")).status, Status::Invalid);
+    assert_eq!(run(raw, &bash(true)).status, Status::Invalid, "no tool name: no envelope");
     let named = ToolSchema::compile(&json!({
         "type": "object",
         "properties": {"name": {"type": "string"}, "parameters": {"type": "object"}},

@@ -222,6 +222,7 @@ impl Repairer {
         let options = RepairOptions {
             stop_reason: call.stop_reason.clone(),
             declared_len: call.declared_len,
+            tool: call.tool.clone(),
             ..RepairOptions::default()
         };
         let schema = schema.or_else(|| call.tool.as_deref().and_then(|tool| self.tools.get(tool).cloned()));

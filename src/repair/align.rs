@@ -319,7 +319,14 @@ fn split_top_level(text: &str) -> Vec<(usize, &str)> {
                 continue;
             }
             (Some(q), c) if c == q && !escaped => quote = None,
-            (None, '"' | '\'') if text[start..i].trim().is_empty() => quote = Some(c),
+            // A double quote opens a quoted stretch anywhere (`title "Smith, John" 2020`); a
+            // single one only where a word starts (not `it's`).
+            (None, '"') => quote = Some(c),
+            (None, '\'')
+                if text[..i].ends_with(|p: char| p.is_whitespace() || p == ',') || text[start..i].trim().is_empty() =>
+            {
+                quote = Some(c)
+            }
             (None, '[' | '{' | '(') => depth += 1,
             (None, ']' | '}' | ')') => depth = depth.saturating_sub(1),
             (None, ',') if depth == 0 => {
@@ -358,6 +365,7 @@ mod tests {
             ("a, \"b, c\", d,", &["a", "\"b, c\"", "d"]),
             ("f(a, b), c", &["f(a, b)", "c"]),
             ("it's, x", &["it's", "x"]),
+            ("title \"Smith, John\" 2020, y", &["title \"Smith, John\" 2020", "y"]),
         ];
         for (text, expected) in table {
             let pieces: Vec<&str> = split_top_level(text).into_iter().map(|(_, p)| p).collect();

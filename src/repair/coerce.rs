@@ -24,7 +24,7 @@ pub fn coerce(raw: &str, value: Value, schema: &ToolSchema, options: &RepairOpti
     if may_be_cut {
         return invalid(value);
     }
-    let mut readings = Readings::new(Some(schema));
+    let mut readings = Readings::new(Some(schema), options.tool.as_deref());
     let offered = offer_coerced(raw, schema, options.parse, &mut readings).and_then(|()| match &value {
         Value::String(inner) => offer_decoded(raw, inner, schema, options.parse, &mut readings),
         _ => Ok(()),
@@ -62,7 +62,7 @@ fn offer_decoded(
     if schema.first_violation(&decoded).is_none() {
         return readings.offer(Reading { value: decoded, edits: whole(), tree: None });
     }
-    let mut inner_readings = Readings::new(Some(schema));
+    let mut inner_readings = Readings::new(Some(schema), None);
     offer_coerced(inner, schema, parse, &mut inner_readings)?;
     if let Ok((value, mut edits)) = inner_readings.decide() {
         // The inner edits' spans point into the decoded text; the one edit names the input.

@@ -42,11 +42,20 @@ pub struct RepairOptions {
     /// Inputs longer than this (bytes) are refused.
     pub max_input_bytes: usize,
     pub parse: ParseOptions,
+    /// The tool's name, when known: a call envelope (`{"name": …, "parameters": {…}}`) around
+    /// the input is taken off only when it names this tool.
+    pub tool: Option<String>,
 }
 
 impl Default for RepairOptions {
     fn default() -> Self {
-        Self { stop_reason: None, declared_len: None, max_input_bytes: 4 << 20, parse: ParseOptions::default() }
+        Self {
+            stop_reason: None,
+            declared_len: None,
+            max_input_bytes: 4 << 20,
+            parse: ParseOptions::default(),
+            tool: None,
+        }
     }
 }
 
@@ -96,7 +105,7 @@ fn repair_invalid(
             &generic
         }
     };
-    let mut readings = Readings::new(schema);
+    let mut readings = Readings::new(schema, options.tool.as_deref());
     if raw.trim().is_empty() {
         // Only whitespace: no parameters at all, if the tool takes none.
         let edits = vec![Edit::new(EditKind::EmptyInput, 0..raw.len(), "")];

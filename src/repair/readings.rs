@@ -18,19 +18,22 @@ pub struct Reading {
 
 pub struct Readings<'a> {
     schema: Option<&'a ToolSchema>,
+    /// The tool's name, for call envelopes.
+    tool: Option<&'a str>,
     fitting: Vec<Reading>,
     /// Why the first reading that did not fit failed: the refusal when none fits.
     first_failure: Option<Refusal>,
 }
 
 impl<'a> Readings<'a> {
-    pub fn new(schema: Option<&'a ToolSchema>) -> Self {
-        Self { schema, fitting: Vec::new(), first_failure: None }
+    pub fn new(schema: Option<&'a ToolSchema>, tool: Option<&'a str>) -> Self {
+        Self { schema, tool, fitting: Vec::new(), first_failure: None }
     }
 
     /// Offers a reading. `Err` as soon as two different readings validate.
     pub fn offer(&mut self, reading: Reading) -> Result<(), Refusal> {
-        if let Some(inner) = envelope(&reading.value).filter(|_| violation(&reading.value, self.schema).is_some()) {
+        let enveloped = envelope(&reading.value, self.tool);
+        if let Some(inner) = enveloped.filter(|_| violation(&reading.value, self.schema).is_some()) {
             // `{"name": "tool", "parameters": {…}}`: the call's envelope around its input.
             let mut edits = reading.edits.clone();
             edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
@@ -81,11 +84,14 @@ impl<'a> Readings<'a> {
     }
 }
 
-/// The input inside a call envelope: an object of exactly `name` (a string) and `parameters`
-/// or `arguments` (an object), optionally `type: "function"`.
-fn envelope(value: &Value) -> Option<&Value> {
+/// The input inside a call envelope: an object of exactly `name` (the tool's own name) and
+/// `parameters` or `arguments` (an object), optionally `type: "function"`.
+fn envelope<'v>(value: &'v Value, tool: Option<&str>) -> Option<&'v Value> {
     let map = value.as_object()?;
-    map.get("name")?.as_str()?;
+    let name = map.get("name")?.as_str()?;
+    if tool != Some(name) {
+        return None;
+    }
     let inner = map.get("parameters").or_else(|| map.get("arguments")).filter(|v| v.is_object())?;
     let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "type");
     (map.len() <= 3 && map.keys().all(known) && map.get("type").is_none_or(|t| t == "function")).then_some(inner)

@@ -223,6 +223,7 @@ impl StreamRepairer {
             match segment {
                 Segment::Chunks(chunks) => step.chunks.extend(chunks),
                 Segment::Awaiting(block, stop_frame) => {
+                    let options = RepairOptions { tool: Some(block.name.clone()), ..options.clone() };
                     let outcome = match self.tools.get(&block.name) {
                         Some(Ok(schema)) => repair(&block.input, Some(schema), &options),
                         Some(Err(error)) => {

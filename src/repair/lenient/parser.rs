@@ -201,6 +201,16 @@ impl<'s> Parser<'s> {
         false
     }
 
+    /// Whether the first inner quote the string read since edit `mark` closes a quoted word:
+    /// text right before it, a blank right after.
+    fn first_inner_quote_closes(&self, mark: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        self.edits[mark..].iter().find(|e| e.kind == EditKind::EscapeInnerQuote).is_some_and(|e| {
+            let at = e.span[0];
+            at > 0 && !bytes[at - 1].is_ascii_whitespace() && bytes.get(at + 1).is_some_and(u8::is_ascii_whitespace)
+        })
+    }
+
     /// A closer inside bare text at `at`: the innermost container's own closer, followed by
     /// what continues its parent, ends the run; any other (`ls}; rm -rf ~`, `echo a]`) may be
     /// text or structure — both readings are walked.
@@ -591,7 +601,17 @@ impl<'s> Parser<'s> {
                 return self.array(pos, shape, b')');
             }
             b'"' | b'\'' => {
+                let mark = self.edits.len();
                 let (text, end) = self.string(pos, byte, false)?;
+                // An inner quote that closes a quoted word (`"/opt/My App/bin/app" --config
+                // "a.toml"`): the value may be text that starts with a quoted word.
+                if self.shapes.is_textual(shape)
+                    && self.first_inner_quote_closes(mark)
+                    && self.choices.choose(2) == TAKE_AS_STRUCTURE
+                {
+                    self.edits.truncate(mark);
+                    return self.bare_run(pos, shape);
+                }
                 return Ok((Node { span: pos..end, kind: NodeKind::Str(text) }, end));
             }
             b',' | b'}' | b']' | b':' => return self.error("expected a value", pos),
