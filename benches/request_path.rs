@@ -31,6 +31,7 @@ fn main() {
     let cache = SchemaCache::new(64);
     cache.catalog_for_text(tools).expect("the tools compile");
     let chunks: Vec<Bytes> = bytes.chunks(64 << 10).map(Bytes::copy_from_slice).collect();
+    println!("realistic request: {} bytes, tools {} bytes", bytes.len(), realistic::tools_bytes());
     println!("| round | find `tools` | catalog lookup | join 64 KB chunks | serde_json skipping the body |");
     println!("|---|---|---|---|---|");
     for round in 1..=3 {
