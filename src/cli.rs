@@ -131,27 +131,30 @@ pub struct ExamplesArgs {
     pub from: PathBuf,
 }
 
-/// Flags win over `TOOLMEND_*` variables, which win over the config file.
+/// Flags win over `TOOLMEND_*` variables, which win over the config file (resolved in
+/// `toolmend::proxy::settings`, not by clap, so that a variable can say `false` too).
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on [default: 127.0.0.1:8787; for `run`, a free loopback port].
-    #[arg(long, env = "TOOLMEND_LISTEN", value_name = "ADDR")]
+    /// Address to listen on [default: 127.0.0.1:8787; for `run`, a free loopback port]
+    /// [env: TOOLMEND_LISTEN].
+    #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
     /// The Messages API to forward to [default: https://api.anthropic.com; for `run`, the
-    /// ANTHROPIC_BASE_URL the command would have used, if set].
-    #[arg(long, env = "TOOLMEND_UPSTREAM", value_name = "URL")]
+    /// ANTHROPIC_BASE_URL the command would have used, if set] [env: TOOLMEND_UPSTREAM].
+    #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
-    /// A TOML config file (see the README for its keys).
-    #[arg(long, env = "TOOLMEND_CONFIG", value_name = "FILE")]
+    /// A TOML config file (see the README for its keys) [env: TOOLMEND_CONFIG].
+    #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Allow binding an address other than loopback.
-    #[arg(long, env = "TOOLMEND_ALLOW_REMOTE")]
+    /// Allow binding an address other than loopback [env: TOOLMEND_ALLOW_REMOTE].
+    #[arg(long)]
     pub allow_remote: bool,
-    /// Append every call that was not valid to this JSON Lines file (mode 0600).
-    #[arg(long, env = "TOOLMEND_CAPTURE", value_name = "FILE")]
+    /// Append every call that was not valid to this JSON Lines file (mode 0600) [env: TOOLMEND_CAPTURE].
+    #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
-    /// Leave raw and repaired inputs out of /events, the live page and OTLP log records.
-    #[arg(long, env = "TOOLMEND_REDACT_INPUTS")]
+    /// Leave raw and repaired inputs out of /events, the live page and OTLP log records
+    /// [env: TOOLMEND_REDACT_INPUTS].
+    #[arg(long)]
     pub redact_inputs: bool,
 }
 

@@ -10,8 +10,10 @@ use toolmend::cli::{
     Cli, Command, ExamplesArgs, FixTranscriptArgs, HookCommand, HookInstallArgs, PostToolBatchArgs, RepairArgs,
     RunArgs, ScanArgs, ServeArgs, SettingsScope, StrictCheckArgs,
 };
+use toolmend::offline::report::Reporter;
 use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
-use toolmend::proxy::{Config, FileConfig, Server};
+use toolmend::proxy::settings::{self, Flags};
+use toolmend::proxy::Server;
 use toolmend::repair::{repair, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
@@ -77,15 +79,16 @@ fn init_logging(default_level: &str) {
             tracing_subscriber::EnvFilter::try_from_env("TOOLMEND_LOG").unwrap_or_else(|_| default_level.into()),
         )
         .with_writer(io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&io::stderr()))
         .init();
 }
 
 fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     init_logging("info");
-    let config = Config::from_file(serve_file_config(args)?);
+    let config = settings::resolve(serve_flags(args), |key| std::env::var(key).ok())?;
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
-        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream, "toolmend serving");
+        tracing::info!(listen = %server.local_addr(), upstream = %config.upstream_redacted(), "toolmend serving");
         let shutdown = CancellationToken::new();
         let trigger = shutdown.clone();
         tokio::spawn(async move {
@@ -98,31 +101,22 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     })
 }
 
-/// Flags (and their variables) over the config file.
-fn serve_file_config(args: ServeArgs) -> Result<FileConfig> {
-    let mut file = match &args.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
-    };
-    file.listen = args.listen.or(file.listen);
-    file.upstream = args.upstream.or(file.upstream);
-    file.capture = args.capture.or(file.capture);
-    if args.allow_remote {
-        file.allow_remote = Some(true);
+fn serve_flags(args: ServeArgs) -> Flags {
+    Flags {
+        config: args.config,
+        listen: args.listen,
+        upstream: args.upstream,
+        capture: args.capture,
+        allow_remote: args.allow_remote,
+        redact_inputs: args.redact_inputs,
     }
-    if args.redact_inputs {
-        file.redact_inputs = Some(true);
-    }
-    // The standard OTEL_* variables, over the file's [otel] section.
-    file.otel = Some(file.otel.unwrap_or_default().with_env(|name| std::env::var(name).ok())?);
-    Ok(file)
 }
 
 /// `toolmend run -- COMMAND`: the command's exit code; the summary unless `--quiet`.
 fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
     // Warnings only: the command may be an interactive program that owns the terminal.
     init_logging("warn");
-    let file = serve_file_config(args.serve)?;
+    let file = settings::resolve_file(serve_flags(args.serve), |key| std::env::var(key).ok())?;
     let config = toolmend::run::sidecar_config(file, std::env::var_os("ANTHROPIC_BASE_URL").as_deref());
     match runtime()?.block_on(toolmend::run::run(config, &args.command)) {
         Ok(finished) => {
@@ -150,17 +144,22 @@ fn run_hook_uninstall(flags: SettingsScope) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Ctrl-C, or SIGTERM where it can be installed (if not, Ctrl-C still works).
 async fn wait_for_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot handle SIGTERM; stop with Ctrl-C (SIGINT)");
+                let _ = interrupt.await;
+            }
         }
     }
     #[cfg(not(unix))]
@@ -174,46 +173,24 @@ fn run_demo() -> Result<ExitCode> {
 }
 
 fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
-    let mut report = Vec::new();
-    if let Some(path) = &args.tools {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let tools =
-            toolmend::offline::tools_from_text(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        for (name, schema) in &tools {
-            let line = match toolmend::schema::strict::normalize(schema) {
-                Ok(strict) => serde_json::json!({"tool": name, "compatible": true, "schema": strict.schema,
-                    "optional_params": strict.optional_params, "union_params": strict.union_params}),
-                Err(why) => {
-                    serde_json::json!({"tool": name, "compatible": false, "reason": why.reason, "pointer": why.pointer})
-                }
-            };
-            report.push(line);
+    let report = match &args.tools {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let tools = toolmend::offline::tools_from_text(&text).with_context(|| path.display().to_string())?;
+            toolmend::offline::strict_check::strict_check(&tools)
         }
-    }
+        None => Vec::new(),
+    };
     let adapted = args.state.as_deref().map(toolmend::proxy::adaptive::read_state).transpose()?;
     if args.json {
         let out = match &adapted {
             Some(adapted) => serde_json::json!({"tools": report, "adapted": adapted}),
-            None => serde_json::json!(report),
+            None => serde_json::to_value(&report)?,
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    for line in &report {
-        let name = line["tool"].as_str().unwrap_or_default();
-        if line["compatible"] == true {
-            println!(
-                "{name}: compatible ({} optional, {} union-typed parameters)\n  {}",
-                line["optional_params"], line["union_params"], line["schema"]
-            );
-        } else {
-            println!(
-                "{name}: incompatible: {} at '{}'",
-                line["reason"].as_str().unwrap_or_default(),
-                line["pointer"].as_str().unwrap_or_default()
-            );
-        }
-    }
+    print!("{}", toolmend::offline::strict_check::render_text(&report));
     if let Some(adapted) = &adapted {
         println!("adapted ({} tools made strict by adaptive mode):", adapted.len());
         for adaptation in adapted {
@@ -269,7 +246,7 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
         Some(dir) => dir,
         None => std::path::PathBuf::from(std::env::var("HOME").context("HOME is not set")?).join(".claude/projects"),
     };
-    let files =
+    let found =
         toolmend::offline::scan::transcript_files(&dir).with_context(|| format!("reading {}", dir.display()))?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
@@ -282,7 +259,8 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
             }
         }
     };
-    let report = toolmend::offline::scan::scan(&files, &repairer, threads, &progress);
+    let report =
+        toolmend::offline::scan::scan(&found.files, &repairer, threads, &progress).with_problems(found.problems);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -298,11 +276,7 @@ fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
     let (fixed, summary) = toolmend::offline::fix::fix_transcript(&text, &repairer);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&args.output)
-        .and_then(|mut file| file.write_all(fixed.as_bytes()))
+    toolmend::offline::fix::write_copy(&args.output, &args.input, &fixed)
         .with_context(|| format!("writing {}", args.output.display()))?;
     eprintln!(
         "toolmend: {} calls repaired, {} left as they were, {} lines changed; wrote {}",
@@ -337,21 +311,13 @@ fn post_tool_batch(args: PostToolBatchArgs) -> Result<()> {
     if let Some(output) = toolmend::offline::hook::hook_output(&findings) {
         println!("{output}");
     }
+    if findings.is_empty() || (args.report.is_none() && args.report_file.is_none()) {
+        return Ok(());
+    }
+    let mut reporter = Reporter::new(args.report.as_deref(), args.report_file.as_deref())?;
     for finding in &findings {
-        let event = finding.event();
-        if let Some(path) = &args.report_file {
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-            writeln!(file, "{event}")?;
-        }
-        if let Some(url) = &args.report {
-            toolmend::init_tls();
-            let url = format!("{}/events", url.trim_end_matches('/'));
-            runtime()?
-                .block_on(async {
-                    reqwest::Client::new().post(&url).json(&event).send().await?.error_for_status()?;
-                    Ok::<_, reqwest::Error>(())
-                })
-                .with_context(|| format!("reporting to {url}"))?;
+        if let Err(error) = reporter.report(&finding.event()) {
+            eprintln!("toolmend hook: {:#}", anyhow::Error::new(error));
         }
     }
     Ok(())
@@ -361,39 +327,48 @@ fn run_repair(args: RepairArgs) -> Result<ExitCode> {
     if let Some(schema_path) = &args.schema {
         return repair_one(schema_path, args.stop_reason);
     }
+    if args.stop_reason.is_some() {
+        anyhow::bail!("--stop-reason needs --schema (records carry their own stop_reason)");
+    }
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut diagnostics = io::stderr();
     let mut total = Summary::default();
-    let mut unreadable = 0;
+    let mut skipped_files = 0;
     let files = if args.files.is_empty() { vec!["-".into()] } else { args.files };
     for file in &files {
         let summary = if file.as_os_str() == "-" {
             repairer.run(io::stdin().lock(), "<stdin>", &mut out, &mut diagnostics)
+        } else if file.is_dir() {
+            eprintln!("toolmend: {}: is a directory: skipped", file.display());
+            skipped_files += 1;
+            continue;
         } else {
             match std::fs::File::open(file) {
                 Ok(handle) => {
                     repairer.run(BufReader::new(handle), &file.display().to_string(), &mut out, &mut diagnostics)
                 }
                 Err(error) => {
-                    eprintln!("toolmend: {}: {error}", file.display());
-                    unreadable += 1;
+                    eprintln!("toolmend: {}: {error}: skipped", file.display());
+                    skipped_files += 1;
                     continue;
                 }
             }
         };
-        total.add(&summary.with_context(|| format!("reading {}", file.display()))?);
+        total.add(&summary.context("writing the results")?);
     }
     out.flush()?;
     eprintln!(
-        "toolmend: {} repaired, {} refused, {} invalid, {} valid, {} bad lines",
-        total.repaired, total.refused, total.invalid, total.valid, total.bad_lines
+        "toolmend: {} repaired, {} refused, {} invalid, {} valid, {} bad lines, {} files skipped",
+        total.repaired, total.refused, total.invalid, total.valid, total.bad_lines, skipped_files
     );
-    Ok(if unreadable > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if skipped_files > 0 || total.bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
-/// `toolmend repair --schema FILE < raw`: the repaired JSON on stdout, or the reason.
+/// `toolmend repair --schema FILE < raw`: the JSON on stdout (exit 0) if it is valid against
+/// the schema or was repaired; otherwise the status and reason on stderr (exit 1): `refused`,
+/// or `invalid` for valid JSON that breaks the schema.
 fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCode> {
     let schema = ToolSchema::compile(&read_json(schema_path)?).with_context(|| schema_path.display().to_string())?;
     let mut raw = String::new();
@@ -405,9 +380,9 @@ fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCod
             println!("{input}");
             Ok(ExitCode::SUCCESS)
         }
-        _ => {
+        (status, _) => {
             let reason = outcome.reason.map(|r| r.to_string()).unwrap_or_default();
-            eprintln!("toolmend: {}: {reason}", outcome.status.as_str());
+            eprintln!("toolmend: {}: {reason}", status.as_str());
             Ok(ExitCode::from(1))
         }
     }

@@ -93,13 +93,12 @@ async fn the_upstream_comes_from_configuration_never_from_the_request() {
     let upstream = FakeUpstream::start(Arc::new(|_| Reply::json(200, &json!({"ok": true})))).await.unwrap();
     let serve = Serve::start(&upstream.url(), &[]);
     let address = serve.url.trim_start_matches("http://").to_string();
-    // Absolute-form target and a foreign Host header: both ignored.
+    // An absolute-form target names another server: ignored. A foreign Host header: refused
+    // (DNS rebinding), see tests/hardening.rs.
     let mut stream = std::net::TcpStream::connect(&address).unwrap();
-    stream
-        .write_all(
-            b"GET http://203.0.113.9:1/v1/models?x=1 HTTP/1.1\r\nHost: 203.0.113.9:1\r\nConnection: close\r\n\r\n",
-        )
-        .unwrap();
+    let request =
+        format!("GET http://203.0.113.9:1/v1/models?x=1 HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");

@@ -6,6 +6,8 @@ use super::{Repairer, ToolCatalog};
 use crate::repair::Status;
 use crate::schema::tool_list;
 use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FixSummary {
@@ -14,6 +16,21 @@ pub struct FixSummary {
     pub lines_changed: usize,
     /// Inputs whose text could not be found in their line (left unchanged).
     pub not_located: Vec<(usize, String)>,
+}
+
+/// Writes the fixed copy to `output`, which must not exist yet, with the mode of `input`:
+/// the copy is never readable by more users than the transcript (the umask may narrow it).
+pub fn write_copy(output: &Path, input: &Path, text: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(std::fs::metadata(input)?.permissions().mode() & 0o777);
+    }
+    #[cfg(not(unix))]
+    let _ = input;
+    options.open(output)?.write_all(text.as_bytes())
 }
 
 /// Rewrites `text` (a whole transcript). Lines are split on `\n` and rejoined with it, so line

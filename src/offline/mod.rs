@@ -4,12 +4,14 @@
 pub mod fix;
 pub mod hook;
 mod record;
+pub mod report;
 pub mod scan;
+pub mod strict_check;
 mod tools_file;
 
 pub use crate::schema::{tool_list, ToolCatalog};
-pub use record::{classify, Call, Line, ResultLine};
-pub use tools_file::tools_from_text;
+pub use record::{classify, Call, Line, LineError, ResultLine};
+pub use tools_file::{tools_from_text, ToolsFileError};
 
 use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::{SchemaCache, SchemaError, ToolSchema};
@@ -79,6 +81,51 @@ impl Summary {
     }
 }
 
+/// Input lines as text; one that is not UTF-8 is a problem of its own and the next line goes on.
+struct Lines<R> {
+    reader: R,
+    /// Lines read so far (the number of the line just returned).
+    number: usize,
+    /// A read failed: the rest of the source cannot be trusted.
+    failed: bool,
+}
+
+/// Why one input line could not be read.
+#[derive(Debug, thiserror::Error)]
+enum LineProblem {
+    #[error("not UTF-8 (invalid byte at offset {0} of the line): skipped")]
+    NotUtf8(usize),
+    #[error("reading failed ({0}); the rest of this input is skipped")]
+    Read(io::Error),
+}
+
+impl<R: BufRead> Lines<R> {
+    fn next_line(&mut self) -> Option<Result<String, LineProblem>> {
+        if self.failed {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        match self.reader.read_until(b'\n', &mut bytes) {
+            Ok(0) => None,
+            Ok(_) => {
+                self.number += 1;
+                if bytes.last() == Some(&b'\n') {
+                    bytes.pop();
+                    if bytes.last() == Some(&b'\r') {
+                        bytes.pop();
+                    }
+                }
+                Some(String::from_utf8(bytes).map_err(|e| LineProblem::NotUtf8(e.utf8_error().valid_up_to())))
+            }
+            Err(error) => {
+                self.failed = true;
+                self.number += 1;
+                Some(Err(LineProblem::Read(error)))
+            }
+        }
+    }
+}
+
 /// How calls without a known schema are treated.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MissingSchema {
@@ -113,7 +160,8 @@ impl Repairer {
     }
 
     /// Reads JSON Lines from `reader`, writes one result line per call to `out`, and reports
-    /// bad lines as `source:line: message` to `diagnostics`. Plain records are repaired on all
+    /// bad lines (not JSON, not UTF-8, unreadable) as `source:line: message` to `diagnostics`;
+    /// the lines around them still run. Only a failure to write is an error. Plain records are repaired on all
     /// cores, a batch at a time; every other line keeps its order-dependent, one-by-one path
     /// (a transcript's schemas apply to the calls after them). Output keeps input order.
     pub fn run(
@@ -126,11 +174,18 @@ impl Repairer {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut summary = Summary::default();
         let mut learned = ToolCatalog::default();
-        let mut lines = reader.lines().enumerate();
+        let mut lines = Lines { reader, number: 0, failed: false };
         loop {
             let mut batch = Vec::with_capacity(BATCH_LINES);
-            for (index, line) in lines.by_ref().take(BATCH_LINES) {
-                batch.push((index, line?));
+            while batch.len() < BATCH_LINES {
+                match lines.next_line() {
+                    None => break,
+                    Some(Ok(line)) => batch.push((lines.number - 1, line)),
+                    Some(Err(problem)) => {
+                        summary.bad_lines += 1;
+                        writeln!(diagnostics, "{source}:{}: {problem}", lines.number)?;
+                    }
+                }
             }
             if batch.is_empty() {
                 return Ok(summary);
@@ -188,7 +243,7 @@ impl Repairer {
         if line.trim().is_empty() {
             return Ok(());
         }
-        let parsed = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}")).and_then(classify);
+        let parsed = serde_json::from_str(line).map_err(LineError::from).and_then(classify);
         match parsed {
             Err(message) => {
                 summary.bad_lines += 1;

@@ -29,8 +29,20 @@ pub enum Line {
     Nothing,
 }
 
+/// Why a line is not one `toolmend repair` understands.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LineError {
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("expected a record with \"raw\", a Claude Code transcript line or a capture line")]
+    UnknownKind,
+    #[error("\"raw\" must be a string")]
+    RawNotString,
+}
+
 /// Detects the kind of a parsed line.
-pub fn classify(mut value: Value) -> Result<Line, String> {
+pub fn classify(mut value: Value) -> Result<Line, LineError> {
     if value.get("raw").is_some() {
         return record(&mut value).map(|call| Line::Calls(vec![call]));
     }
@@ -44,14 +56,14 @@ pub fn classify(mut value: Value) -> Result<Line, String> {
     if value.get("type").is_some() || value.get("uuid").is_some() {
         return Ok(Line::Nothing);
     }
-    Err("expected a record with \"raw\", a Claude Code transcript line or a capture line".into())
+    Err(LineError::UnknownKind)
 }
 
 /// `{"id"?, "tool"?, "schema"?, "raw", "stop_reason"?}` — also the sidecar's capture lines.
-fn record(value: &mut Value) -> Result<Call, String> {
+fn record(value: &mut Value) -> Result<Call, LineError> {
     let schema = Some(value["schema"].take()).filter(|s| !s.is_null());
     let Some(raw) = value["raw"].as_str() else {
-        return Err("\"raw\" must be a string".into());
+        return Err(LineError::RawNotString);
     };
     let text = |key: &str| value[key].as_str().map(String::from);
     Ok(Call {

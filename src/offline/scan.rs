@@ -49,6 +49,13 @@ pub struct ScanReport {
 }
 
 impl ScanReport {
+    /// Adds problems found outside the files (the folder walk), keeping the order by file.
+    pub fn with_problems(mut self, problems: Vec<Problem>) -> Self {
+        self.problems.extend(problems);
+        self.problems.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        self
+    }
+
     fn merge(&mut self, other: ScanReport) {
         self.files += other.files;
         self.problems.extend(other.problems);
@@ -67,22 +74,55 @@ impl ScanReport {
     }
 }
 
-/// Every `.jsonl` file under `dir`, sorted.
-pub fn transcript_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
+/// The transcripts found under a folder, and what could not be looked into.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct TranscriptFiles {
+    pub files: Vec<PathBuf>,
+    pub problems: Vec<Problem>,
+}
+
+/// Every `.jsonl` file under `dir`, sorted. Symbolic links inside `dir` are not followed (a
+/// loop would count files again and again, or never end); an unreadable subfolder is a
+/// problem and the walk goes on. Only an unreadable `dir` itself is an error.
+pub fn transcript_files(dir: &Path) -> std::io::Result<TranscriptFiles> {
+    let mut found = TranscriptFiles::default();
+    let mut pending = Vec::new();
+    list_folder(dir, std::fs::read_dir(dir)?, &mut found, &mut pending);
     while let Some(folder) = pending.pop() {
-        for entry in std::fs::read_dir(&folder)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                found.push(path);
-            }
+        match std::fs::read_dir(&folder) {
+            Ok(entries) => list_folder(&folder, entries, &mut found, &mut pending),
+            Err(error) => found.problems.push(path_problem(&folder, format!("unreadable folder: {error}: skipped"))),
         }
     }
-    found.sort();
+    found.files.sort();
     Ok(found)
+}
+
+/// One folder's entries: transcripts into `found`, subfolders onto `pending`.
+fn list_folder(folder: &Path, entries: std::fs::ReadDir, found: &mut TranscriptFiles, pending: &mut Vec<PathBuf>) {
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                found.problems.push(path_problem(folder, format!("listing failed: {error}")));
+                return;
+            }
+        };
+        let path = entry.path();
+        match entry.file_type() {
+            Err(error) => found.problems.push(path_problem(&path, format!("unreadable: {error}"))),
+            Ok(kind) if kind.is_symlink() => {
+                found.problems.push(path_problem(&path, "symbolic link: not followed".into()))
+            }
+            Ok(kind) if kind.is_dir() => pending.push(path),
+            Ok(_) if path.extension().is_some_and(|e| e == "jsonl") => found.files.push(path),
+            Ok(_) => {}
+        }
+    }
+}
+
+fn path_problem(path: &Path, message: String) -> Problem {
+    Problem { file: path.display().to_string(), line: None, message }
 }
 
 /// Scans `files` on `threads` threads; `progress(done, total)` is called after each file.

@@ -5,15 +5,28 @@
 use crate::schema::tool_list;
 use serde_json::Value;
 
+/// Why a file gave no tool schemas.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolsFileError {
+    #[error("expected a tools array or an MCP tools/list result")]
+    NotAToolList,
+    #[error("line {line}: not JSON: {source}")]
+    LineNotJson { line: usize, source: serde_json::Error },
+    #[error("no tool schemas found")]
+    Empty,
+}
+
 /// `(name, input_schema)` pairs, in file order, each name once (the last definition wins).
-pub fn tools_from_text(text: &str) -> Result<Vec<(String, Value)>, String> {
+pub fn tools_from_text(text: &str) -> Result<Vec<(String, Value)>, ToolsFileError> {
     if let Ok(value) = serde_json::from_str::<Value>(text) {
-        let list = tool_list(&value).ok_or("expected a tools array or an MCP tools/list result")?;
+        let list = tool_list(&value).ok_or(ToolsFileError::NotAToolList)?;
         return Ok(pairs(list));
     }
     let mut found: Vec<(String, Value)> = Vec::new();
     for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let value: Value = serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", index + 1))?;
+        let value: Value =
+            serde_json::from_str(line).map_err(|source| ToolsFileError::LineNotJson { line: index + 1, source })?;
         if value["type"] == "api-request-shape" {
             found = tool_list(&value).map(pairs).unwrap_or_default();
         } else if let (Some(name), Some(schema)) = (value["tool"].as_str(), value.get("schema")) {
@@ -24,7 +37,7 @@ pub fn tools_from_text(text: &str) -> Result<Vec<(String, Value)>, String> {
         }
     }
     if found.is_empty() {
-        return Err("no tool schemas found".into());
+        return Err(ToolsFileError::Empty);
     }
     Ok(found)
 }
@@ -49,7 +62,7 @@ mod tests {
         assert_eq!(tools_from_text(records).unwrap().len(), 1);
         let transcript = "{\"type\":\"user\"}\n{\"type\":\"api-request-shape\",\"shape\":{\"tools\":[{\"name\":\"x\",\"input_schema\":{}}]}}\n";
         assert_eq!(tools_from_text(transcript).unwrap()[0].0, "x");
-        assert!(tools_from_text("{\"nope\":1}").unwrap_err().contains("tools array"));
-        assert!(tools_from_text("{}\nnot json").unwrap_err().starts_with("line 2"));
+        assert!(tools_from_text("{\"nope\":1}").unwrap_err().to_string().contains("tools array"));
+        assert!(tools_from_text("{}\nnot json").unwrap_err().to_string().starts_with("line 2"));
     }
 }

@@ -46,8 +46,10 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
             Err(_) => return too_large(&app),
         },
     };
-    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let url = format!("{}{}", app.config.upstream.trim_end_matches('/'), path_and_query);
+    let url = match super::path::upstream_url(&app.config.upstream, &parts.uri) {
+        Ok(url) => url,
+        Err(refused) => return refused.into_response(),
+    };
     let headers = upstream_request_headers(&parts.headers);
     let rewrite_started = Instant::now();
     let rewrite = match &body {

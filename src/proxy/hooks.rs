@@ -2,14 +2,14 @@
 //! run for a call it never saw. They never delay the stream: each runs in the background, with
 //! a timeout and a bound on how many run at once (past it, the run is dropped and counted).
 
-use super::App;
-use crate::telemetry::Event;
+use crate::telemetry::{Event, Metrics};
 use serde::Deserialize;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
 
 /// Hook commands running at once, at most.
 const MAX_CONCURRENT_HOOKS: usize = 8;
@@ -38,27 +38,22 @@ impl Hooks {
     pub fn new(hooks: Vec<HookConfig>) -> Self {
         Self { hooks, slots: Arc::new(Semaphore::new(MAX_CONCURRENT_HOOKS)) }
     }
-}
 
-impl App {
-    /// Records an event and runs the hooks that want it.
-    pub(crate) fn record_event(&self, kind: &str, fields: serde_json::Value) -> Event {
-        let event = self.events.push(kind, fields);
-        if let Some(otel) = &self.otel {
-            otel.export_event(&event);
-        }
-        for hook in self.hooks.hooks.iter().filter(|h| h.on.iter().any(|k| k == kind)) {
-            let Ok(slot) = self.hooks.slots.clone().try_acquire_owned() else {
-                self.metrics.count_hook("dropped");
+    /// Starts, in the background, every hook that wants `event`'s kind.
+    pub(crate) fn run_for(&self, event: &Event, metrics: &Arc<Metrics>, tracker: &TaskTracker) {
+        for hook in self.hooks.iter().filter(|h| h.on.contains(&event.kind)) {
+            let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+                metrics.count_hook("dropped");
                 tracing::warn!(command = %hook.command, "hook dropped: too many running");
                 continue;
             };
-            let (metrics, hook, event) = (self.metrics.clone(), hook.clone(), event.clone());
-            self.tracker.spawn(async move {
+            let (metrics, hook, event) = (metrics.clone(), hook.clone(), event.clone());
+            tracker.spawn(async move {
                 let result = run(&hook, &event).await;
                 drop(slot);
                 if let Err(why) = &result {
-                    tracing::warn!(command = %hook.command, %why, "hook failed");
+                    let cause = std::error::Error::source(why).map(|c| format!(": {c}")).unwrap_or_default();
+                    tracing::warn!(command = %hook.command, why = %format!("{why}{cause}"), "hook failed");
                 }
                 metrics.count_hook(match result {
                     Ok(()) => "ok",
@@ -67,14 +62,15 @@ impl App {
                 });
             });
         }
-        event
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 enum HookFailure {
-    #[error("could not start: {0}")]
-    Start(std::io::Error),
+    #[error("could not start")]
+    Start(#[source] std::io::Error),
+    #[error("waiting for it failed")]
+    Wait(#[source] std::io::Error),
     #[error("exited with {0}")]
     Exit(std::process::ExitStatus),
     #[error("timed out")]
@@ -100,7 +96,7 @@ async fn run(hook: &HookConfig, event: &Event) -> Result<(), HookFailure> {
     };
     match tokio::time::timeout(Duration::from_secs(hook.timeout_seconds), work).await {
         Err(_) => Err(HookFailure::TimedOut),
-        Ok(Err(error)) => Err(HookFailure::Start(error)),
+        Ok(Err(error)) => Err(HookFailure::Wait(error)),
         Ok(Ok(status)) if status.success() => Ok(()),
         Ok(Ok(status)) => Err(HookFailure::Exit(status)),
     }

@@ -57,7 +57,7 @@ async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, 
                         overhead += began.elapsed();
                         (step, None)
                     }
-                    Some(Err(error)) => (machine.finish(), Some(error)),
+                    Some(Err(error)) => (machine.finish(), Some(error.without_url())),
                     None => (machine.finish(), None),
                 };
                 report(&app, &context, &step);

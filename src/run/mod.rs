@@ -68,7 +68,7 @@ pub async fn run(config: Config, command: &[OsString]) -> Result<Finished, RunEr
         .envs(env::child_environment(&url, |name| std::env::var_os(name)))
         .spawn()
         .map_err(|source| RunError::Spawn { command: name.clone(), source })?;
-    tracing::debug!(sidecar = %url, upstream = %app.config.upstream, command = %name, "started");
+    tracing::debug!(sidecar = %url, upstream = %app.config.upstream_redacted(), command = %name, "started");
 
     let shutdown = CancellationToken::new();
     let serving = server.run(shutdown.clone());

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// Nesting of schema keywords followed before compilation gives up.
-const MAX_SCHEMA_DEPTH: usize = 64;
+pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// Index of a shape inside its [`ShapeSet`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,6 +3,7 @@
 //! do it: `additionalProperties: false` on every object, `oneOf` as `anyOf`, and constraints the
 //! grammar cannot enforce moved into the description.
 
+use super::{escape_pointer, MAX_SCHEMA_DEPTH};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
@@ -65,7 +66,7 @@ fn incompatible(pointer: &str, reason: impl Into<String>) -> Incompatible {
 
 impl Walker<'_> {
     fn walk(&mut self, schema: &Value, pointer: &str, depth: usize) -> Result<Value, Incompatible> {
-        if depth > 32 {
+        if depth > MAX_SCHEMA_DEPTH {
             return Err(incompatible(pointer, "schema nested too deeply"));
         }
         let Value::Object(object) = schema else {
@@ -77,55 +78,35 @@ impl Walker<'_> {
         let mut out = Map::new();
         let mut moved = Map::new();
         for (key, value) in object {
-            let at = format!("{pointer}/{key}");
+            let at = format!("{pointer}/{}", escape_pointer(key));
             match key.as_str() {
-                "$ref" => self.check_ref(value, &at, depth)?,
+                "$ref" => {
+                    self.check_ref(value, &at, depth)?;
+                    out.insert(key.clone(), value.clone());
+                }
                 "$defs" | "definitions" => {
-                    let Value::Object(defs) = value else { return Err(incompatible(&at, "expected an object")) };
-                    let mut walked = Map::new();
-                    for (name, def) in defs {
-                        walked.insert(name.clone(), self.walk(def, &format!("{at}/{name}"), depth + 1)?);
-                    }
-                    out.insert(key.clone(), Value::Object(walked));
-                    continue;
+                    out.insert(key.clone(), self.walk_named(value, &at, depth, false)?);
                 }
                 "properties" => {
-                    let Value::Object(properties) = value else { return Err(incompatible(&at, "expected an object")) };
-                    let mut walked = Map::new();
-                    for (name, property) in properties {
-                        if is_union(property) {
-                            self.unions += 1;
-                        }
-                        walked.insert(name.clone(), self.walk(property, &format!("{at}/{name}"), depth + 1)?);
-                    }
-                    out.insert(key.clone(), Value::Object(walked));
-                    continue;
+                    out.insert(key.clone(), self.walk_named(value, &at, depth, true)?);
                 }
                 "items" => {
                     out.insert(key.clone(), self.walk(value, &at, depth + 1)?);
-                    continue;
                 }
                 "anyOf" | "oneOf" => {
-                    let Value::Array(branches) = value else { return Err(incompatible(&at, "expected an array")) };
-                    let mut walked = Vec::with_capacity(branches.len());
-                    for (i, branch) in branches.iter().enumerate() {
-                        walked.push(self.walk(branch, &format!("{at}/{i}"), depth + 1)?);
-                    }
-                    out.insert("anyOf".into(), Value::Array(walked));
-                    continue;
+                    out.insert("anyOf".into(), self.walk_branches(value, &at, depth)?);
                 }
-                "additionalProperties" => match value {
-                    Value::Bool(false) => {}
-                    _ => return Err(incompatible(&at, "additionalProperties other than false")),
-                },
-                "minItems" => match value.as_u64() {
-                    Some(0 | 1) => {
-                        out.insert(key.clone(), value.clone());
-                    }
-                    _ => {
-                        moved.insert(key.clone(), value.clone());
-                    }
-                },
+                "additionalProperties" if value != &Value::Bool(false) => {
+                    return Err(incompatible(&at, "additionalProperties other than false"));
+                }
+                "additionalProperties" => {}
+                // The API compiles `minItems` of 0 or 1 only.
+                "minItems" if matches!(value.as_u64(), Some(0 | 1)) => {
+                    out.insert(key.clone(), value.clone());
+                }
+                "minItems" => {
+                    moved.insert(key.clone(), value.clone());
+                }
                 k if KEPT.contains(&k) => {
                     out.insert(key.clone(), value.clone());
                 }
@@ -135,32 +116,38 @@ impl Walker<'_> {
                 k if DROPPED.contains(&k) => {}
                 other => return Err(incompatible(&at, format!("unsupported keyword '{other}'"))),
             }
-            if key == "$ref" {
-                out.insert(key.clone(), value.clone());
-            }
         }
-        let is_object = object.get("type") == Some(&json!("object")) || object.contains_key("properties");
-        if is_object {
-            let required: HashSet<&str> = object
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let properties = object.get("properties").and_then(Value::as_object);
-            self.optional += properties.map_or(0, |p| p.keys().filter(|k| !required.contains(k.as_str())).count());
+        if object.get("type") == Some(&json!("object")) || object.contains_key("properties") {
+            self.optional += optional_count(object);
             out.insert("additionalProperties".into(), Value::Bool(false));
         }
         if !moved.is_empty() {
-            let note = Value::Object(moved).to_string();
-            let description = match out.get("description").and_then(Value::as_str) {
-                Some(text) => format!("{text}\n\n{note}"),
-                None => note,
-            };
-            out.insert("description".into(), Value::String(description));
+            move_into_description(&mut out, moved);
         }
         Ok(Value::Object(out))
+    }
+
+    /// `properties` or `$defs`: an object of named schemas; `count_unions` for properties.
+    fn walk_named(&mut self, value: &Value, at: &str, depth: usize, count_unions: bool) -> Result<Value, Incompatible> {
+        let Value::Object(named) = value else { return Err(incompatible(at, "expected an object")) };
+        let mut walked = Map::new();
+        for (name, schema) in named {
+            if count_unions && is_union(schema) {
+                self.unions += 1;
+            }
+            walked.insert(name.clone(), self.walk(schema, &format!("{at}/{}", escape_pointer(name)), depth + 1)?);
+        }
+        Ok(Value::Object(walked))
+    }
+
+    /// `anyOf` / `oneOf` branches, normalized as `anyOf`.
+    fn walk_branches(&mut self, value: &Value, at: &str, depth: usize) -> Result<Value, Incompatible> {
+        let Value::Array(branches) = value else { return Err(incompatible(at, "expected an array")) };
+        let mut walked = Vec::with_capacity(branches.len());
+        for (i, branch) in branches.iter().enumerate() {
+            walked.push(self.walk(branch, &format!("{at}/{i}"), depth + 1)?);
+        }
+        Ok(Value::Array(walked))
     }
 
     fn check_ref(&mut self, reference: &Value, at: &str, depth: usize) -> Result<(), Incompatible> {
@@ -178,6 +165,24 @@ impl Walker<'_> {
         self.resolving.remove(target);
         result
     }
+}
+
+/// Properties of an object schema not listed in its `required`.
+fn optional_count(object: &Map<String, Value>) -> usize {
+    let required: HashSet<&str> =
+        object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let properties = object.get("properties").and_then(Value::as_object);
+    properties.map_or(0, |p| p.keys().filter(|k| !required.contains(k.as_str())).count())
+}
+
+/// Constraints the grammar cannot enforce, kept for the model as JSON in the description.
+fn move_into_description(out: &mut Map<String, Value>, moved: Map<String, Value>) {
+    let note = Value::Object(moved).to_string();
+    let description = match out.get("description").and_then(Value::as_str) {
+        Some(text) => format!("{text}\n\n{note}"),
+        None => note,
+    };
+    out.insert("description".into(), Value::String(description));
 }
 
 fn is_union(schema: &Value) -> bool {
@@ -218,6 +223,15 @@ mod tests {
     }
 
     #[test]
+    fn nesting_is_capped_at_the_shape_compilers_depth() {
+        let nested = |levels: usize| {
+            (0..levels).fold(json!({"type": "string"}), |inner, _| json!({"type": "array", "items": inner}))
+        };
+        assert!(normalize(&nested(MAX_SCHEMA_DEPTH)).is_ok(), "as deep as shape.rs accepts");
+        assert_eq!(normalize(&nested(MAX_SCHEMA_DEPTH + 1)).unwrap_err().reason, "schema nested too deeply");
+    }
+
+    #[test]
     fn what_cannot_be_normalized_says_why_and_where() {
         let cases = [
             (
@@ -238,6 +252,11 @@ mod tests {
             (
                 json!({"type": "object", "properties": {"a": {"not": {"type": "string"}}}}),
                 "/properties/a/not",
+                "unsupported keyword 'not'",
+            ),
+            (
+                json!({"type": "object", "properties": {"a/b": {"properties": {"c~d": {"not": {}}}}}}),
+                "/properties/a~1b/properties/c~0d/not",
                 "unsupported keyword 'not'",
             ),
         ];

@@ -1,12 +1,34 @@
 //! Recent events as JSON, newest last: what toolmend decided, for `/events` and hook commands.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// Every kind of event toolmend itself records or the PostToolBatch hook reports; `[[hooks]] on`
+/// must name one of these.
+pub const EVENT_KINDS: &[&str] = &[
+    "repaired",
+    "refused",
+    "invalid",
+    "strict_injected",
+    "strict_skipped",
+    "strict_rejected",
+    "strict_adapted",
+    "examples_injected",
+    "examples_skipped",
+    "examples_rejected",
+    "upstream_error",
+    "reported",
+    "hook_valid",
+    "hook_invalid",
+    "hook_repaired",
+    "hook_refused",
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Event {
     pub id: u64,
     /// RFC 3339, UTC.
@@ -16,37 +38,82 @@ pub struct Event {
     pub fields: serde_json::Map<String, Value>,
 }
 
-/// A ring buffer of the last `capacity` events with increasing ids.
+/// The result of [`EventLog::push`]: the event (for hooks), and whether the log kept it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub event: Event,
+    /// False when the event alone is larger than the log's byte budget.
+    pub kept: bool,
+}
+
+/// A ring buffer of the last events with increasing ids, bounded by count and by bytes. Events
+/// are kept serialized: a JSON tree costs many times its text, the text is what `/events` sends.
 pub struct EventLog {
     capacity: usize,
-    inner: Mutex<(u64, VecDeque<Event>)>,
+    max_bytes: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    last_id: u64,
+    events: VecDeque<(u64, Box<RawValue>)>,
+    bytes: usize,
 }
 
 impl EventLog {
-    pub fn new(capacity: usize) -> Self {
-        Self { capacity: capacity.max(1), inner: Mutex::new((0, VecDeque::new())) }
+    /// At most `capacity` events and `max_bytes` bytes of their JSON.
+    pub fn new(capacity: usize, max_bytes: usize) -> Self {
+        Self { capacity: capacity.max(1), max_bytes, inner: Mutex::new(Inner::default()) }
     }
 
-    /// Records an event; `fields` must be a JSON object. Returns the stored event.
-    pub fn push(&self, kind: &str, fields: Value) -> Event {
+    /// Records an event; `fields` should be a JSON object. The oldest events make room.
+    pub fn push(&self, kind: &str, fields: Value) -> Recorded {
         let fields = match fields {
             Value::Object(map) => map,
             other => serde_json::Map::from_iter([("value".to_string(), other)]),
         };
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.0 += 1;
-        let event = Event { id: inner.0, time: rfc3339_now(), kind: kind.to_string(), fields };
-        if inner.1.len() == self.capacity {
-            inner.1.pop_front();
+        inner.last_id += 1;
+        let event = Event { id: inner.last_id, time: rfc3339_now(), kind: kind.to_string(), fields };
+        let Ok(json) = serde_json::value::to_raw_value(&event) else {
+            return Recorded { event, kept: false };
+        };
+        let size = json.get().len();
+        if size > self.max_bytes {
+            return Recorded { event, kept: false };
         }
-        inner.1.push_back(event.clone());
-        event
+        while inner.events.len() >= self.capacity || inner.bytes + size > self.max_bytes {
+            let Some((_, oldest)) = inner.events.pop_front() else { break };
+            inner.bytes -= oldest.get().len();
+        }
+        inner.bytes += size;
+        inner.events.push_back((event.id, json));
+        Recorded { event, kept: true }
+    }
+
+    /// Events with an id greater than `since`, oldest first, as one JSON array.
+    pub fn since_json(&self, since: u64) -> String {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = String::from("[");
+        for (index, (_, json)) in inner.events.iter().filter(|(id, _)| *id > since).enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            out.push_str(json.get());
+        }
+        out.push(']');
+        out
     }
 
     /// Events with an id greater than `since`, oldest first.
     pub fn since(&self, since: u64) -> Vec<Event> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.1.iter().filter(|e| e.id > since).cloned().collect()
+        serde_json::from_str(&self.since_json(since)).unwrap_or_default()
+    }
+
+    /// Bytes of serialized events held now.
+    pub fn bytes(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).bytes
     }
 }
 
@@ -84,7 +151,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_events_and_answers_since() {
-        let log = EventLog::new(2);
+        let log = EventLog::new(2, 1 << 20);
         for n in 0..3 {
             log.push("repaired", json!({"n": n}));
         }
@@ -92,6 +159,21 @@ mod tests {
         assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(log.since(2).len(), 1);
         assert_eq!(all[1].fields["n"], 2);
+    }
+
+    #[test]
+    fn the_log_is_bounded_by_bytes_as_well_as_count() {
+        let log = EventLog::new(1000, 10_000);
+        for n in 0..50 {
+            assert!(log.push("reported", json!({"n": n, "pad": "x".repeat(1000)})).kept);
+        }
+        assert!(log.bytes() <= 10_000, "{}", log.bytes());
+        let kept = log.since(0);
+        assert!(kept.len() < 10 && kept.len() > 5, "{}", kept.len());
+        assert_eq!(kept.last().unwrap().fields["n"], 49, "the newest stay");
+        let huge = log.push("reported", json!({"pad": "x".repeat(20_000)}));
+        assert!(!huge.kept, "an event over the whole budget is not kept");
+        assert_eq!(log.since(0).len(), kept.len(), "and evicts nothing");
     }
 
     #[test]

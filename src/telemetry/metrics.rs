@@ -29,6 +29,11 @@ pub struct ResultLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StatusLabels {
     pub status: String,
 }
@@ -45,6 +50,7 @@ pub struct Metrics {
     pub strict_tools: Family<ResultLabels, Counter>,
     pub upstream_requests: Family<StatusLabels, Counter>,
     pub hook_runs: Family<ResultLabels, Counter>,
+    pub events_dropped: Family<ReasonLabels, Counter>,
     pub request_duration: Histogram,
     pub overhead: Histogram,
     pub hold: Histogram,
@@ -68,6 +74,7 @@ impl Metrics {
         let strict_tools = Family::<ResultLabels, Counter>::default();
         let upstream_requests = Family::<StatusLabels, Counter>::default();
         let hook_runs = Family::<ResultLabels, Counter>::default();
+        let events_dropped = Family::<ReasonLabels, Counter>::default();
         let request_duration = Histogram::new(seconds_buckets());
         let overhead = Histogram::new(seconds_buckets());
         let hold = Histogram::new(seconds_buckets());
@@ -79,6 +86,11 @@ impl Metrics {
         registry.register("toolmend_strict_tools", "Tools considered for strict injection", strict_tools.clone());
         registry.register("toolmend_upstream_requests", "Requests sent upstream, by status", upstream_requests.clone());
         registry.register("toolmend_hook_runs", "Hook commands run, by result", hook_runs.clone());
+        registry.register(
+            "toolmend_events_dropped",
+            "Events not kept for /events: a POST over max_event_bytes, one event over events_max_bytes",
+            events_dropped.clone(),
+        );
         registry.register("toolmend_request_duration_seconds", "Whole proxied requests", request_duration.clone());
         registry.register(
             "toolmend_overhead_seconds",
@@ -99,6 +111,7 @@ impl Metrics {
             strict_tools,
             upstream_requests,
             hook_runs,
+            events_dropped,
             request_duration,
             overhead,
             hold,
@@ -163,6 +176,10 @@ impl Metrics {
             otel.hook_runs.add(1, &[KeyValue::new("result", result.to_string())]);
         }
         self.hook_runs.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    pub fn count_event_dropped(&self, reason: &str) {
+        self.events_dropped.get_or_create(&ReasonLabels { reason: reason.into() }).inc();
     }
 
     /// The Prometheus text format.

@@ -5,5 +5,5 @@ mod events;
 mod metrics;
 pub mod otel;
 
-pub use events::{Event, EventLog};
+pub use events::{Event, EventLog, Recorded, EVENT_KINDS};
 pub use metrics::Metrics;

@@ -1,0 +1,56 @@
+//! Accepts client connections and serves each with hyper: a header-read timeout (a partial
+//! request, or an idle keep-alive connection, is closed after `header_read_timeout`), no
+//! Nagle delay for streamed frames, and a graceful end when the shutdown token fires.
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Serves `router` on `listener` until `shutdown` fires, then waits for open connections to
+/// finish their requests (the caller bounds that wait).
+pub async fn serve(listener: TcpListener, router: Router, header_read_timeout: Duration, shutdown: CancellationToken) {
+    let connections = TaskTracker::new();
+    loop {
+        let (tcp, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: wait a little rather than spin.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        // Streamed frames must leave at once, not wait for the peer's delayed ACK.
+        let _ = tcp.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let shutdown = shutdown.clone();
+        connections.spawn(async move {
+            let mut builder = http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
+            let connection = builder.serve_connection(TokioIo::new(tcp), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "client connection ended");
+                    }
+                    return;
+                }
+                _ = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+            }
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "client connection ended");
+            }
+        });
+    }
+    connections.close();
+    connections.wait().await;
+}
