@@ -181,7 +181,7 @@ fn lenient_readings(
     let mut choices = Choices::default();
     let budget = (MAX_PARSED_BYTES / raw.len().max(1)).clamp(MIN_READINGS, MAX_READINGS);
     for _ in 0..budget {
-        match parse_reading(raw, shapes, options.parse, &mut choices) {
+        match parse_reading(raw, shapes, options.parse, options.tool.as_deref(), &mut choices) {
             Ok(document) => match align_document(document, shapes) {
                 Ok(reading) => readings.offer(reading)?,
                 Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),

@@ -2,6 +2,7 @@
 //! scalar and bare run. Each rule takes a byte position and returns the node and the position
 //! after it; every deviation from JSON is recorded as an edit.
 
+use super::brackets::Brackets;
 use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::lookahead::is_closer;
 use super::production::{Production, ProductionSet};
@@ -65,6 +66,10 @@ pub(super) struct Parser<'s> {
     pub choices: Choices,
     /// What the dropped prefix opened (a fence, `name(`), for the suffix to close.
     pub opened: Opened,
+    /// Which bracket closes which (bare text keeps only brackets that pair up).
+    pub brackets: Brackets,
+    /// The tool's name, when known: call-syntax wrappers must name it.
+    pub tool: Option<&'s str>,
     path: Vec<String>,
     options: ParseOptions,
 }
@@ -73,7 +78,7 @@ type Parsed = Result<(Node, usize), SyntaxError>;
 
 /// The first reading of `src`: every choice point takes its first option.
 pub fn parse_document(src: &str, shapes: &ShapeSet, options: ParseOptions) -> Result<Document, SyntaxError> {
-    parse_reading(src, shapes, options, &mut Choices::default())
+    parse_reading(src, shapes, options, None, &mut Choices::default())
 }
 
 /// The reading of `src` that `choices` scripts; `choices` records the points this parse met.
@@ -81,6 +86,7 @@ pub fn parse_reading(
     src: &str,
     shapes: &ShapeSet,
     options: ParseOptions,
+    tool: Option<&str>,
     choices: &mut Choices,
 ) -> Result<Document, SyntaxError> {
     let mut parser = Parser {
@@ -91,6 +97,8 @@ pub fn parse_reading(
         productions: ProductionSet::default(),
         choices: std::mem::take(choices),
         opened: Opened::default(),
+        brackets: Brackets::of(src),
+        tool,
         path: Vec::new(),
         options,
     };
@@ -201,6 +209,19 @@ impl<'s> Parser<'s> {
         false
     }
 
+    /// Where the bracket at `at` closes, if it opens text inside a bare run: it pairs up, and
+    /// what it holds is not a member's shape (`{"mode": "x", "flag": true}`), or — if it is —
+    /// the reading that takes it as text is chosen (the other walks through it as structure).
+    fn bracketed_text(&mut self, at: usize) -> Option<usize> {
+        if !matches!(self.src.as_bytes()[at], b'{' | b'[' | b'(') {
+            return None;
+        }
+        let close = self.brackets.closer_of(at)?;
+        let inside = &self.src[at..close];
+        let member_shaped = inside.contains("\":") || inside.contains("':");
+        (!member_shaped || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
+    }
+
     /// Whether the first inner quote the string read since edit `mark` closes a quoted word:
     /// text right before it, a blank right after.
     fn first_inner_quote_closes(&self, mark: usize) -> bool {
@@ -260,7 +281,7 @@ impl<'s> Parser<'s> {
                     return Err(SyntaxError::new(RefusalCode::NoObject, "no JSON object in the input", pos));
                 };
                 let prefix = &self.src[pos..open];
-                match wrapper::prefix(prefix).filter(|_| self.names_no_key(prefix)) {
+                match wrapper::prefix(prefix, self.tool).filter(|_| self.names_no_key(prefix)) {
                     Some(opened) => self.opened = opened,
                     None => {
                         return Err(SyntaxError::new(
@@ -651,9 +672,6 @@ impl<'s> Parser<'s> {
             self.shapes.is_textual(shape) || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
         self.hit(Production::BareRun);
         let mut i = start;
-        // Brackets opened inside the run (`echo {a,b}`, `f(x, y)`) must close inside it, and
-        // nothing inside them ends the run.
-        let mut nesting = 0usize;
         let mut declined = None;
         while i < bytes.len() {
             let byte = bytes[i];
@@ -665,25 +683,17 @@ impl<'s> Parser<'s> {
                         continue;
                     }
                 }
-                b'{' if nesting == 0 && i > start && self.restart_may_begin(i) => {
+                b'{' if i > start && self.restart_may_begin(i) => {
                     // The object may start again here (`ls -la {"command": …`): a reading.
                     if self.choices.choose(2) == TAKE_AS_STRUCTURE {
                         break;
                     }
-                    nesting += 1;
-                    i += 1;
-                    continue;
-                }
-                b'{' | b'[' | b'(' => nesting += 1,
-                b'}' | b']' | b')' if nesting > 0 => {
-                    nesting -= 1;
-                    i += 1;
-                    continue;
                 }
                 _ => {}
             }
-            if nesting > 0 {
-                i += 1;
+            if let Some(close) = self.bracketed_text(i) {
+                // `echo {a,b}`, `f(x, y)`: brackets that pair up hold text.
+                i = close + 1;
                 continue;
             }
             let ends = match byte {

@@ -2,8 +2,9 @@
 //!
 //! A quote ends the string where what follows continues the enclosing container. The first
 //! quote followed by other text (a letter, another quote) starts the inner-quote reading: the
-//! string runs on to the next quote that is followed by a valid continuation. If there is none,
-//! the standard reading (end at the first quote) stands and the structure decides.
+//! string runs on to the next quote that is followed by a valid continuation. If there is none
+//! (the string may end at that first quote, or run on and be cut), or the inner quotes do not
+//! pair up, the input is refused as ambiguous.
 
 use super::parser::Parser;
 use super::production::Production;
@@ -12,29 +13,27 @@ use crate::repair::edit::EditKind;
 use crate::repair::outcome::RefusalCode;
 use std::ops::Range;
 
-/// The standard reading, kept while the inner-quote reading is tried.
-struct Checkpoint {
-    quote: usize,
-    text_len: usize,
-    edits_len: usize,
-}
-
 impl Parser<'_> {
     pub(super) fn string(&mut self, open: usize, quote: u8, key: bool) -> Result<(String, usize), SyntaxError> {
         self.hit(if quote == b'"' { Production::String } else { Production::SingleString });
         let bytes = self.src.as_bytes();
         let mut text = String::new();
         let mut edits: Vec<(EditKind, Range<usize>)> = Vec::new();
-        let mut standard: Option<Checkpoint> = None;
+        // The first inner quote, where the standard reading would have ended the string.
+        let mut standard: Option<usize> = None;
         let mut letter_escape = false;
         let mut invalid_escape = None;
         let mut i = open + 1;
         let end = loop {
             let Some(&byte) = bytes.get(i) else {
-                if let Some(checkpoint) = standard {
-                    text.truncate(checkpoint.text_len);
-                    edits.truncate(checkpoint.edits_len);
-                    break checkpoint.quote + 1;
+                if let Some(quote_at) = standard {
+                    // The string may end at its first inner quote, or run on and be cut: what
+                    // follows that quote cannot be told from text of the string.
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a quote inside the string has no partner: where the string ends is unclear",
+                        quote_at,
+                    ));
                 }
                 if key {
                     return Err(SyntaxError::new(RefusalCode::Syntax, "unterminated key", open));
@@ -68,7 +67,7 @@ impl Parser<'_> {
                     if spaced_quote || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']' | b'+')) {
                         break i + 1;
                     }
-                    standard = Some(Checkpoint { quote: i, text_len: text.len(), edits_len: edits.len() });
+                    standard = Some(i);
                 } else if self.byte_after_ws(i + 1) == Some(b':') {
                     // `"b,"c":"d"`: a key inside the string; a quote is missing somewhere.
                     return Err(SyntaxError::new(
@@ -103,6 +102,15 @@ impl Parser<'_> {
                     at,
                 ));
             }
+        }
+        let inner_quotes = edits.iter().filter(|(kind, _)| *kind == EditKind::EscapeInnerQuote).count();
+        if inner_quotes % 2 == 1 {
+            // `"echo "hello"}`: the last quote may close the inner word or the string.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "an odd number of quotes inside the string: which one ends it is unclear",
+                open,
+            ));
         }
         for (kind, span) in edits {
             self.edit(kind, span);

@@ -18,8 +18,9 @@ pub struct Opened {
 /// dropping `/`, `|` and an XML namespace).
 const TOOL_TAGS: [&str; 7] = ["tool", "function", "invoke", "parameter", "call", "python_tag", "arg_"];
 
-/// Whether `text` (everything before the object's `{`) is a recognized wrapper, and what it opened.
-pub fn prefix(text: &str) -> Option<Opened> {
+/// Whether `text` (everything before the object's `{`) is a recognized wrapper, and what it
+/// opened. Where the tool's name is known, a wrapper that names a tool must name this one.
+pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
     let mut opened = Opened::default();
     let mut rest = text.trim_start();
     // A call-syntax leftover glued to the brace: `name{` or `name({`.
@@ -30,6 +31,9 @@ pub fn prefix(text: &str) -> Option<Opened> {
     let trimmed = rest.trim_end();
     let glued_name = trailing_identifier(trimmed);
     if trimmed.len() == rest.len() && !glued_name.is_empty() {
+        if !names_this_tool(glued_name, tool) {
+            return None;
+        }
         rest = &rest[..rest.len() - glued_name.len()];
     } else if opened.paren {
         return None;
@@ -47,6 +51,9 @@ pub fn prefix(text: &str) -> Option<Opened> {
             return Some(opened);
         }
         if let Some(after) = tool_tag(rest).or_else(|| call_token(rest)) {
+            if !named_tool(&rest[..rest.len() - after.len()]).is_none_or(|name| names_this_tool(name, tool)) {
+                return None;
+            }
             rest = after;
             continue;
         }
@@ -76,7 +83,7 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
         }
         // After the object only closing tags: an opening one (`<parameter …>`) starts more of
         // the call.
-        if let Some(after) = tool_tag(rest).filter(|_| rest.starts_with("</") || rest.starts_with("<|")) {
+        if let Some(after) = tool_tag(rest).filter(|_| rest.starts_with("</") || is_end_token(rest)) {
             rest = after;
         } else if let (true, Some(after)) = (paren, rest.strip_prefix(')')) {
             paren = false;
@@ -96,6 +103,35 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
     }
 }
 
+/// Words that name no tool in particular (`tool{…}`, `call(…)`).
+const GENERIC_NAMES: [&str; 6] = ["tool", "function", "call", "invoke", "tool_call", "tool_use"];
+
+/// Whether a call syntax's `name` may be this tool: its own name, the short name of an MCP tool
+/// (`search` for `mcp__search__search`), a generic word, or any name where the tool is unknown.
+fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
+    let Some(tool) = tool else {
+        return true;
+    };
+    name == tool
+        || tool.rsplit_once("__").is_some_and(|(_, short)| short == name)
+        || GENERIC_NAMES.contains(&name.to_ascii_lowercase().as_str())
+}
+
+/// The tool a wrapper token names: `<invoke name="X">`, `<function=X>`, `functions.X:0`.
+fn named_tool(token: &str) -> Option<&str> {
+    if let Some(rest) = token.strip_prefix('<') {
+        let rest = rest.trim_start_matches(['/', '|']);
+        if let Some(at) = rest.find("name=\"") {
+            let value = &rest[at + 6..];
+            return value.find('"').map(|end| &value[..end]);
+        }
+        let (_, value) = rest.split_once('=')?;
+        return Some(value.trim_end_matches(['>', '|']).trim_matches(['"', '\'']));
+    }
+    let (call, _) = token.rsplit_once(':')?;
+    Some(call.rsplit_once('.').map_or(call, |(_, name)| name))
+}
+
 /// The tokens of call syntaxes that are not tags: a call id (`functions.search:0`, Kimi's) and
 /// bracketed markers (`[TOOL_CALLS]`, `[ARGS]`, Mistral's). The text after it.
 fn call_token(text: &str) -> Option<&str> {
@@ -108,6 +144,14 @@ fn call_token(text: &str) -> Option<&str> {
     let (name, index) = text[..end].rsplit_once(':')?;
     let is_name = lexeme::identifier_len(name) == Some(name.len());
     (is_name && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).then(|| &text[end..])
+}
+
+/// `<|tool_call_end|>`, `<|python_end|>`, `<|eot_id|>`: a special token that ends something.
+fn is_end_token(text: &str) -> bool {
+    let Some(token) = text.strip_prefix("<|").and_then(|t| t.split_once("|>")).map(|(t, _)| t) else {
+        return false;
+    };
+    lexeme::identifier_len(token) == Some(token.len()) && ["end", "eot", "eom"].iter().any(|w| token.contains(w))
 }
 
 /// `<tag …>` or `</tag>` or `<|token|>` of a tool-call syntax: the text after it.
@@ -183,7 +227,19 @@ mod tests {
             ("x = ", None),
         ];
         for (text, expected) in table {
-            assert_eq!(prefix(text), expected, "{text:?}");
+            assert_eq!(prefix(text, None), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_wrapper_that_names_another_tool_is_not_this_call() {
+        let glob = Some("Glob");
+        assert!(prefix("Glob(", glob).is_some());
+        assert!(prefix("tool", glob).is_some());
+        assert!(prefix("<invoke name=\"Glob\">\n", glob).is_some());
+        assert!(prefix("search", Some("mcp__search__search")).is_some());
+        for text in ["Grep(", "<invoke name=\"Grep\">", "<function=Grep>", "functions.Grep:0 "] {
+            assert_eq!(prefix(text, glob), None, "{text:?}");
         }
     }
 
