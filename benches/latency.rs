@@ -1,36 +1,45 @@
-//! The latency toolmend adds to streamed responses, and its memory with many open streams.
+//! The latency toolmend adds to streamed responses, as a ratio to plain proxies measured in the
+//! same run, and its memory after load and with many open streams.
 //!
-//! Run: `cargo bench --bench latency`. One run measures the same fake upstream (on loopback)
-//! directly and through a `toolmend serve` child process, at 1, 64 and 512 concurrent streams,
-//! then holds 1000 streams open through toolmend and reads its resident memory.
+//! Run: `cargo bench --bench latency` (`TOOLMEND_BIN=path` measures another build of the
+//! binary). One run streams the same SSE response from a loopback upstream directly, through a
+//! `toolmend serve` child process, through the anchor (a minimal hyper pass-through proxy, no
+//! parsing) and through nginx (one worker, `proxy_buffering off`) when it is installed, for a
+//! tiny request and for a realistic Claude Code request (~450 KB, `tools` after `messages`), at
+//! 1, 64 and 512 concurrent streams. Then it reads toolmend's resident memory idle after that
+//! load, and with 1000 small streams held open.
 
+use bytes::Bytes;
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use toolmend::demo::fake_upstream::{FakeUpstream, Reply};
 
 mod support;
 use support::Sidecar;
+#[path = "support/loopback.rs"]
+mod loopback;
+#[path = "support/realistic.rs"]
+mod realistic;
 
 const VALID_STREAM: &str = include_str!("../fixtures/sse/valid-tool.sse");
 
-fn body() -> String {
+fn tiny_body() -> String {
     serde_json::json!({"model": "m", "max_tokens": 100, "stream": true, "tools": toolmend::demo::seed_tools(),
         "messages": [{"role": "user", "content": "hi"}]})
     .to_string()
 }
 
-/// Time from sending the request to the last byte of the stream, for `total` requests run
-/// `concurrency` at a time.
-async fn measure(client: &reqwest::Client, base: &str, concurrency: usize, total: usize) -> Vec<Duration> {
-    let body = Arc::new(body());
-    let url = Arc::new(format!("{base}/v1/messages"));
-    let results = futures_util::stream::iter(0..total)
+/// Times from sending each request to the last byte of its stream (sorted), for `total`
+/// requests run `concurrency` at a time, and the time the whole run took.
+async fn measure(client: &reqwest::Client, base: &str, body: &Bytes, concurrency: usize, total: usize) -> Run {
+    let url = Arc::new(format!("{base}/v1/messages?beta=true"));
+    let started = Instant::now();
+    let mut times = futures_util::stream::iter(0..total)
         .map(|_| {
             let (client, body, url) = (client.clone(), body.clone(), url.clone());
             async move {
                 let started = Instant::now();
-                let response = client.post(url.as_str()).body(body.to_string()).send().await.unwrap();
+                let response = client.post(url.as_str()).body(body).send().await.unwrap();
                 let mut stream = response.bytes_stream();
                 while let Some(chunk) = stream.next().await {
                     chunk.unwrap();
@@ -41,17 +50,42 @@ async fn measure(client: &reqwest::Client, base: &str, concurrency: usize, total
         .buffer_unordered(concurrency)
         .collect::<Vec<_>>()
         .await;
-    let mut results = results;
-    results.sort();
-    results
+    times.sort();
+    Run { times, elapsed: started.elapsed() }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+struct Run {
+    times: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Run {
+    fn percentile(&self, p: f64) -> Duration {
+        self.times[((self.times.len() as f64 - 1.0) * p).round() as usize]
+    }
+
+    /// Time added over `direct` at p50 and p99.
+    fn added(&self, direct: &Run) -> (Duration, Duration) {
+        (
+            self.percentile(0.5).saturating_sub(direct.percentile(0.5)),
+            self.percentile(0.99).saturating_sub(direct.percentile(0.99)),
+        )
+    }
+
+    fn per_second(&self) -> f64 {
+        self.times.len() as f64 / self.elapsed.as_secs_f64()
+    }
 }
 
 fn ms(d: Duration) -> String {
     format!("{:.3}", d.as_secs_f64() * 1000.0)
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    if b.is_zero() {
+        return "-".into();
+    }
+    format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64())
 }
 
 #[tokio::main]
@@ -61,46 +95,86 @@ async fn main() {
         return;
     }
     toolmend::init_tls();
-    let upstream = FakeUpstream::start(Arc::new(|_| Reply::sse(VALID_STREAM, 256))).await.unwrap();
-    let sidecar = Sidecar::start(&upstream.url());
-    let client = reqwest::Client::builder().pool_max_idle_per_host(1024).build().unwrap();
-    // Warm both paths (connections, schema cache).
-    measure(&client, &upstream.url(), 8, 64).await;
-    measure(&client, &sidecar.url, 8, 64).await;
+    let upstream = loopback::upstream(VALID_STREAM.as_bytes(), 256, Duration::ZERO);
+    let sidecar = Sidecar::start(&upstream);
+    let anchor = loopback::pass_through_proxy(&upstream);
+    let nginx = loopback::Nginx::start(&upstream);
+    let client = reqwest::Client::builder().pool_max_idle_per_host(2048).build().unwrap();
+    let started_rss = sidecar.rss_kib();
 
-    println!("| concurrent streams | requests | direct p50 / p99 (ms) | through toolmend p50 / p99 (ms) | added p50 / p99 (ms) |");
-    println!("|---|---|---|---|---|");
-    for (concurrency, total) in [(1, 400), (64, 4000), (512, 8192)] {
-        let direct = measure(&client, &upstream.url(), concurrency, total).await;
-        let proxied = measure(&client, &sidecar.url, concurrency, total).await;
-        let (d50, d99, p50, p99) = (
-            percentile(&direct, 0.5),
-            percentile(&direct, 0.99),
-            percentile(&proxied, 0.5),
-            percentile(&proxied, 0.99),
-        );
-        println!(
-            "| {concurrency} | {total} | {} / {} | {} / {} | {} / {} |",
-            ms(d50),
-            ms(d99),
-            ms(p50),
-            ms(p99),
-            ms(p50.saturating_sub(d50)),
-            ms(p99.saturating_sub(d99))
-        );
+    let realistic = realistic::request(450_000);
+    println!(
+        "realistic request: {} bytes, tools {} bytes (24 tools), tools after messages",
+        realistic.len(),
+        realistic::tools_bytes()
+    );
+    let mut proxies: Vec<(&str, String)> = vec![("toolmend", sidecar.url.clone()), ("anchor", anchor)];
+    if let Some(nginx) = &nginx {
+        proxies.push(("nginx", nginx.url.clone()));
+    } else {
+        println!("nginx is not installed: the hyper anchor only");
     }
+    println!();
+    println!("| request | streams | requests | direct p50 / p99 (ms) | added p50 / p99 (ms): toolmend | anchor | nginx | toolmend ÷ anchor, p50 | toolmend ÷ nginx, p50 | req/s: direct / toolmend / anchor / nginx |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let cases = [
+        ("tiny", Bytes::from(tiny_body()), [(1, 400), (64, 4000), (512, 8192)]),
+        ("realistic", Bytes::from(realistic), [(1, 200), (64, 1280), (512, 2048)]),
+    ];
+    for (name, body, levels) in &cases {
+        measure(&client, &upstream, body, 8, 32).await;
+        for (_, url) in &proxies {
+            measure(&client, url, body, 8, 32).await;
+        }
+        for &(concurrency, total) in levels {
+            let direct = measure(&client, &upstream, body, concurrency, total).await;
+            let mut added = Vec::new();
+            let mut rates = vec![format!("{:.0}", direct.per_second())];
+            for (_, url) in &proxies {
+                let run = measure(&client, url, body, concurrency, total).await;
+                added.push(run.added(&direct));
+                rates.push(format!("{:.0}", run.per_second()));
+            }
+            let cell =
+                |i: usize| added.get(i).map_or("-".to_string(), |(p50, p99)| format!("{} / {}", ms(*p50), ms(*p99)));
+            let versus = |i: usize| added.get(i).map_or("-".to_string(), |(p50, _)| ratio(added[0].0, *p50));
+            println!(
+                "| {name} | {concurrency} | {total} | {} / {} | {} | {} | {} | {} | {} | {} |",
+                ms(direct.percentile(0.5)),
+                ms(direct.percentile(0.99)),
+                cell(0),
+                cell(1),
+                cell(2),
+                versus(1),
+                versus(2),
+                rates.join(" / ")
+            );
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let after_load_rss = sidecar.rss_kib();
+    // The clients' keep-alive connections hold read buffers sized for the big requests.
+    drop(client);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let closed_rss = sidecar.rss_kib();
+    println!();
+    println!(
+        "toolmend resident memory: {} MiB at start; idle 5 s after the load above (last: 2048 realistic requests, 512 at a time): {} MiB with the client's 512 keep-alive connections open, {} MiB 5 s after the client closed them",
+        started_rss / 1024,
+        after_load_rss / 1024,
+        closed_rss / 1024
+    );
+    drop(sidecar);
 
-    // 1000 open streams: the fake sends the stream slowly so every one stays open.
-    let slow = FakeUpstream::start(Arc::new(|_| Reply::sse(VALID_STREAM, 64).with_delay(Duration::from_millis(300))))
-        .await
-        .unwrap();
-    let held = Sidecar::start(&slow.url());
+    // 1000 open streams: the upstream sends the stream slowly so every one stays open.
+    let slow = loopback::upstream(VALID_STREAM.as_bytes(), 64, Duration::from_millis(300));
+    let held = Sidecar::start(&slow);
     let idle_rss = held.rss_kib();
     let client = reqwest::Client::builder().pool_max_idle_per_host(2048).build().unwrap();
     let url = format!("{}/v1/messages", held.url);
     let mut open = Vec::new();
     for _ in 0..1000 {
-        let response = client.post(&url).body(body()).send();
+        let response = client.post(&url).body(tiny_body()).send();
         open.push(tokio::spawn(async move {
             let response = response.await.unwrap();
             let mut stream = response.bytes_stream();
@@ -114,9 +188,8 @@ async fn main() {
     for task in open {
         task.await.unwrap();
     }
-    println!();
     println!(
-        "toolmend resident memory: {} MiB idle, {} MiB with 1000 open streams ({:.1} KiB per stream)",
+        "toolmend resident memory: {} MiB idle, {} MiB with 1000 open small streams ({:.1} KiB per stream)",
         idle_rss / 1024,
         open_rss / 1024,
         (open_rss.saturating_sub(idle_rss)) as f64 / 1000.0

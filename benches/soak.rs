@@ -25,8 +25,8 @@ const STREAMS: [(&str, &str); 3] = [
 fn expected(stream: &str) -> Vec<u8> {
     let tools = Arc::new(ToolCatalog::from_value(&toolmend::demo::seed_tools()).unwrap());
     let mut machine = StreamRepairer::new(tools, StreamOptions::default());
-    let mut out = machine.feed(stream.as_bytes()).bytes;
-    out.extend(machine.finish().bytes);
+    let mut out = machine.feed(stream.as_bytes()).chunks.concat();
+    out.extend(machine.finish().chunks.concat());
     out
 }
 

@@ -17,6 +17,21 @@ use toolmend::proxy::Server;
 use toolmend::repair::{repair, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read before `main`: a background thread returns freed memory to the
+/// system within about a second even when the sidecar is idle (without it, memory is only
+/// returned during later allocations).
+#[cfg(feature = "jemalloc")]
+#[export_name = "_rjem_malloc_conf"]
+static JEMALLOC_OPTIONS: &[u8; 60] = b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A reader that stops early (`| head`) ends the output, not the process with a panic.

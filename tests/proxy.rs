@@ -460,3 +460,128 @@ async fn shutdown_lets_open_streams_finish_then_stops_accepting() {
     running.await.unwrap().unwrap();
     assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
 }
+
+/// A client that builds tool input like the TypeScript SDK: each frame's data parsed as
+/// JavaScript does (strings are UTF-16, a lone surrogate is kept), every `partial_json` of a
+/// block appended, the whole decoded at the end.
+mod typescript_like_client {
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+    use std::collections::BTreeMap;
+
+    #[derive(Deserialize)]
+    struct Data<'a> {
+        #[serde(default)]
+        index: u64,
+        #[serde(borrow)]
+        delta: Option<Delta<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Delta<'a> {
+        #[serde(rename = "type", default)]
+        kind: String,
+        #[serde(borrow)]
+        partial_json: Option<&'a RawValue>,
+    }
+
+    /// A JSON string literal as UTF-16 code units, the way `JSON.parse` keeps them.
+    fn utf16_units(literal: &str) -> Vec<u16> {
+        let mut units = Vec::new();
+        let mut chars = literal[1..literal.len() - 1].chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                units.extend_from_slice(c.encode_utf16(&mut [0; 2]));
+                continue;
+            }
+            let unit = match chars.next().unwrap() {
+                'u' => u16::from_str_radix(&chars.by_ref().take(4).collect::<String>(), 16).unwrap(),
+                'n' => 0x0a,
+                't' => 0x09,
+                'r' => 0x0d,
+                'b' => 0x08,
+                'f' => 0x0c,
+                other => other as u16,
+            };
+            units.push(unit);
+        }
+        units
+    }
+
+    pub fn tool_inputs(stream: &str) -> BTreeMap<u64, String> {
+        let mut inputs: BTreeMap<u64, Vec<u16>> = BTreeMap::new();
+        for frame in stream.split("\n\n") {
+            let Some(data) = frame.lines().find_map(|line| line.strip_prefix("data: ")) else { continue };
+            let data: Data = serde_json::from_str(data).unwrap();
+            if let Some(Delta { kind, partial_json: Some(piece) }) = data.delta {
+                if kind == "input_json_delta" {
+                    inputs.entry(data.index).or_default().extend(utf16_units(piece.get()));
+                }
+            }
+        }
+        inputs.into_iter().map(|(index, units)| (index, String::from_utf16(&units).unwrap())).collect()
+    }
+}
+
+#[tokio::test]
+async fn a_surrogate_pair_split_over_two_deltas_reaches_a_typescript_client_as_sent() {
+    let recorded = fixture("valid-tool.sse");
+    let first_delta =
+        recorded.find("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1").unwrap();
+    let stop = recorded.find("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}").unwrap();
+    for pieces in [
+        [r#"{\"jurisdiction\": \"se\", "#, r#"\"terms\": [\"smile \ud83d"#, r#"\ude00\"]}"#],
+        [r#"{\"jurisdiction\": \"se\", "#, r#"\"terms\": smile \ud83d"#, r#"\ude00 payout}"#],
+    ] {
+        let deltas: String = pieces
+            .iter()
+            .map(|piece| {
+                format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{piece}\"}}}}\n\n")
+            })
+            .collect();
+        let stream = format!("{}{deltas}{}", &recorded[..first_delta], &recorded[stop..]);
+        let served = stream.clone();
+        let harness = start(move |_| Reply::sse(&served, 23), |_| {}).await;
+        let (body, _) = read_all(post_messages(&harness.proxy).await).await;
+        let received = typescript_like_client::tool_inputs(&String::from_utf8(body).unwrap());
+        let sent = typescript_like_client::tool_inputs(&stream);
+        assert!(sent[&1].contains("smile \u{1f600}"), "{sent:?}");
+        assert_eq!(received, sent, "{pieces:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_untouched() {
+    let tools = seed_tools().to_string();
+    let bodies = [
+        String::new(),
+        "not JSON at all {".to_string(),
+        r#"{"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}"#.to_string(),
+        format!(r#"{{"model": "m", "messages": [], "tools": {tools}"#),
+        r#"{"model": "m", "messages": [], "tools": {"name": "search"}}"#.to_string(),
+        r#"{"model": "m", "messages": [], "tools": [1, "search", {"name": "search"}]}"#.to_string(),
+        format!(r#"{{"model": "m", "tools": [], "messages": [], "tools": {tools}}}"#),
+    ];
+    // The seed's stream would be repaired for a request that declares the seed's tool.
+    let harness = start(|_| Reply::sse(SEED_STREAM, 37), |_| {}).await;
+    for body in &bodies {
+        let response = reqwest::Client::new()
+            .post(format!("{}/v1/messages", harness.proxy))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        let (received, broke) = read_all(response).await;
+        assert!(!broke, "{body}");
+        assert_eq!(String::from_utf8(received).unwrap(), SEED_STREAM, "{body}");
+        let seen = harness.upstream.requests().pop().unwrap();
+        assert_eq!(seen.body, body.as_bytes(), "{body}");
+        if !body.is_empty() {
+            assert_eq!(seen.header("content-length"), Some(body.len().to_string().as_str()), "framed as sent");
+        }
+        assert_eq!(seen.header("transfer-encoding"), None);
+    }
+    let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
+    assert!(!metrics.contains(r#"outcome="repaired""#), "{metrics}");
+}

@@ -40,12 +40,12 @@ fn run_chunked(input: &[u8], chunks: &[usize], options: StreamOptions) -> (Vec<u
         }
         let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
         let step = machine.feed(chunk);
-        out.extend(step.bytes);
+        out.extend(step.chunks.concat());
         decisions.extend(step.decisions);
         rest = tail;
     }
     let step = machine.finish();
-    out.extend(step.bytes);
+    out.extend(step.chunks.concat());
     decisions.extend(step.decisions);
     (out, decisions)
 }
@@ -58,7 +58,7 @@ fn frames(bytes: &[u8]) -> Vec<Vec<u8>> {
     let mut splitter = FrameSplitter::default();
     let mut frames = Vec::new();
     splitter.push(bytes, &mut frames);
-    frames
+    frames.iter().map(|frame| frame.to_vec()).collect()
 }
 
 fn data(frame: &[u8]) -> Value {
@@ -178,7 +178,7 @@ fn text_goes_out_at_once_and_a_ping_inside_a_tool_block_keeps_its_place() {
     let mut machine = StreamRepairer::new(search_tools(), StreamOptions::default());
     let step = machine.feed(&text.as_bytes()[..ping_end]);
     assert!(machine.is_holding());
-    let out = String::from_utf8(step.bytes).unwrap();
+    let out = String::from_utf8(step.chunks.concat()).unwrap();
     assert!(out.len() > tool_start, "text and the tool block's start went out");
     assert!(!out.contains("input_json_delta") && !out.contains("event: ping"), "{out}");
     let (repaired, _) = run(text.as_bytes());
@@ -199,6 +199,54 @@ proptest! {
         let (whole, _) = run(&input);
         let (split, _) = run_chunked(&input, &chunks, StreamOptions::default());
         prop_assert_eq!(text(&whole), text(&split));
+    }
+}
+
+/// `valid-tool.sse` with its tool input streamed as the given deltas (JSON string bodies, so
+/// escapes such as a lone `\ud83d` stay as written), a ping among them.
+fn stream_with_input_deltas(pieces: &[&str]) -> String {
+    let recorded = text(&fixture("valid-tool.sse"));
+    let first_delta =
+        recorded.find("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1").unwrap();
+    let stop = recorded.find("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}").unwrap();
+    let mut deltas: Vec<String> = pieces
+        .iter()
+        .map(|piece| {
+            format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{piece}\"}}}}\n\n")
+        })
+        .collect();
+    deltas.insert(1, "event: ping\ndata: {\"type\":\"ping\"}\n\n".to_string());
+    format!("{}{}{}", &recorded[..first_delta], deltas.concat(), &recorded[stop..])
+}
+
+#[test]
+fn an_unreadable_frame_inside_a_held_block_never_overtakes_it() {
+    // A surrogate pair split over two deltas: legal for JavaScript, rejected by serde_json.
+    for pieces in [
+        [r#"{\"jurisdiction\": \"se\", "#, r#"\"terms\": [\"smile \ud83d"#, r#"\ude00\"]}"#],
+        [r#"{\"jurisdiction\": \"se\", "#, r#"\"terms\": smile \ud83d"#, r#"\ude00 payout}"#],
+    ] {
+        let input = stream_with_input_deltas(&pieces);
+        for chunks in [vec![], vec![7], vec![61, 3]] {
+            let (out, decisions) = run_chunked(input.as_bytes(), &chunks, StreamOptions::default());
+            assert_eq!(text(&out), input, "{pieces:?} in chunks of {chunks:?}");
+            assert_eq!(decisions.len(), 1);
+            assert_eq!(decisions[0].outcome.status, Status::Refused);
+        }
+    }
+}
+
+#[test]
+fn cr_only_and_crlf_streams_are_read_and_repaired() {
+    let input = text(&fixture("seed-malformed.sse"));
+    for ending in ["\r", "\r\n"] {
+        let converted = input.replace('\n', ending);
+        let (out, decisions) = run_chunked(converted.as_bytes(), &[5], StreamOptions::default());
+        assert_eq!(decisions.len(), 1, "{ending:?}");
+        assert_eq!(decisions[0].outcome.status, Status::Repaired, "{ending:?}");
+        let repaired: Value = serde_json::from_str(&tool_inputs(&out)[&1]).unwrap();
+        assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+        assert_eq!(other_frames(&out), other_frames(converted.as_bytes()), "{ending:?}: every other frame, in order");
     }
 }
 

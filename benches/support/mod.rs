@@ -11,7 +11,9 @@ pub struct Sidecar {
 impl Sidecar {
     pub fn start(upstream: &str) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        // TOOLMEND_BIN measures another build (an allocator comparison, BENCHMARKS.md).
+        let binary = std::env::var("TOOLMEND_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolmend").to_string());
+        let mut child = Command::new(binary)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--upstream", upstream])
             .env("TOOLMEND_LOG", "warn")
             .stdout(Stdio::null())

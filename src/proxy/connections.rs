@@ -11,6 +11,9 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+/// The largest read buffer of one client connection (hyper's minimum is 8 KiB).
+const MAX_READ_BUFFER: usize = 64 << 10;
+
 /// Serves `router` on `listener` until `shutdown` fires, then waits for open connections to
 /// finish their requests (the caller bounds that wait).
 pub async fn serve(listener: TcpListener, router: Router, header_read_timeout: Duration, shutdown: CancellationToken) {
@@ -35,6 +38,9 @@ pub async fn serve(listener: TcpListener, router: Router, header_read_timeout: D
         connections.spawn(async move {
             let mut builder = http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
+            // A connection keeps its read buffer while it lives: capped so that idle keep-alive
+            // connections after big requests do not hold ~400 KB each (hyper's default cap).
+            builder.max_buf_size(MAX_READ_BUFFER);
             let connection = builder.serve_connection(TokioIo::new(tcp), service);
             tokio::pin!(connection);
             tokio::select! {

@@ -4,46 +4,79 @@
 use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
 use super::rewrite::{plan_request, send_rewritten};
+use super::tee::tee;
 use super::App;
-use crate::schema::{tool_list, ToolCatalog};
+use crate::schema::{request_tools_text, tool_list};
+use crate::stream::messages::WireFormat;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use futures_util::future::{self, Either};
 use futures_util::TryStreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::oneshot;
 
 pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response {
     let started = Instant::now();
     let (parts, body) = request.into_parts();
-    let body = match axum::body::to_bytes(body, app.config.max_request_bytes).await {
-        Ok(body) => body,
-        Err(_) => {
-            return api_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                &format!("toolmend: request body over {} bytes", app.config.max_request_bytes),
-            )
+    let is_messages = WireFormat::of_request(parts.method.as_str(), parts.uri.path()).is_some();
+    let rewrite_wanted = is_messages && (app.config.strict.is_enabled() || !app.examples.is_empty());
+    let declared = declared_length(&parts.headers);
+    if declared.is_some_and(|length| length > app.config.max_request_bytes) {
+        return too_large(&app);
+    }
+    // A non-empty body of known length streams upstream as it arrives; a rewrite (strict,
+    // examples) needs it whole, and so does a body of unknown length (to bound it).
+    let (body, received) = match declared.filter(|&length| length > 0 && !rewrite_wanted) {
+        Some(length) => {
+            let (streamed, received) = tee(body, length);
+            (RequestBody::Streamed(streamed, length), received)
         }
+        None => match axum::body::to_bytes(body, app.config.max_request_bytes).await {
+            Ok(whole) => {
+                let (sender, received) = oneshot::channel();
+                let _ = sender.send(whole.clone());
+                (RequestBody::Whole(whole), received)
+            }
+            Err(_) => return too_large(&app),
+        },
     };
     let url = match super::path::upstream_url(&app.config.upstream, &parts.uri) {
         Ok(url) => url,
         Err(refused) => return refused.into_response(),
     };
-    let is_messages = parts.method == Method::POST && parts.uri.path().ends_with("/v1/messages");
-    let request_tools = if is_messages { serde_json::from_slice::<Value>(&body).ok() } else { None };
     let headers = upstream_request_headers(&parts.headers);
     let rewrite_started = Instant::now();
-    let rewrite = if is_messages { plan_request(&app, &body) } else { None };
+    let rewrite = match &body {
+        RequestBody::Whole(whole) if rewrite_wanted => plan_request(&app, whole),
+        _ => None,
+    };
     let rewrite_time = rewrite_started.elapsed();
 
-    let upstream = match &rewrite {
-        Some(rewrite) => send_rewritten(&app, &parts.method, &url, &headers, rewrite, &body).await,
-        None => send(&app, &parts.method, &url, headers, body.clone()).await.map(Upstream::Streaming),
+    let upstream = async {
+        match (&rewrite, body) {
+            (Some(rewrite), RequestBody::Whole(whole)) => {
+                send_rewritten(&app, &parts.method, &url, &headers, rewrite, &whole).await
+            }
+            (_, body) => send_body(&app, &parts.method, &url, headers.clone(), body).await.map(Upstream::Streaming),
+        }
+    };
+    // The tools are learned while the upstream answers (the request is on its way first):
+    // only the `tools` text is read, and a catalog seen before is one lookup.
+    let learn = async {
+        let body = received.await.ok()?;
+        let tools = if is_messages { request_tools_text(&body) } else { None };
+        Some((tools.and_then(|tools| app.schemas.catalog_for_text(tools))?, body))
+    };
+    let mut learn = std::pin::pin!(learn);
+    let (upstream, learned) = match future::select(std::pin::pin!(upstream), learn.as_mut()).await {
+        Either::Left((upstream, _)) => (upstream, None),
+        Either::Right((learned, upstream)) => (upstream.await, Some(learned)),
     };
     let upstream = match upstream {
         Ok(Upstream::Streaming(response)) => response,
@@ -56,23 +89,24 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let tools = request_tools.as_ref().and_then(tool_list).filter(|_| is_sse && status.is_success());
-    let response_headers = client_response_headers(upstream.headers(), tools.is_some());
-    let body = match tools {
-        Some(tools) => {
-            let mut catalog = ToolCatalog::default();
-            catalog.add_all(tools, Some(&app.schemas));
-            let schemas: HashMap<String, Value> = tools
-                .iter()
-                .filter_map(|t| Some((t["name"].as_str()?.to_string(), t.get("input_schema")?.clone())))
-                .collect();
+    // Only a stream is repaired; the body is all in by now unless the upstream answered early.
+    let learned = match learned {
+        Some(learned) => learned,
+        None if is_sse && status.is_success() => learn.await,
+        None => None,
+    };
+    let learned = learned.filter(|_| is_sse && status.is_success());
+    let response_headers = client_response_headers(upstream.headers(), learned.is_some());
+    let body = match learned {
+        Some((catalog, body)) => {
+            let schemas = if app.capture.is_some() { capture_schemas(&body) } else { HashMap::new() };
             let request_id = upstream
                 .headers()
                 .get("request-id")
                 .and_then(|v| v.to_str().ok())
                 .map(String::from)
                 .unwrap_or_else(|| app.next_request_id());
-            let context = RelayContext { tools: Arc::new(catalog), schemas, request_id, started, rewrite_time };
+            let context = RelayContext { tools: catalog, schemas, request_id, started, rewrite_time };
             relay(app.clone(), upstream, context)
         }
         None => {
@@ -85,6 +119,36 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     *response.status_mut() = status;
     *response.headers_mut() = response_headers;
     response
+}
+
+/// The request body as it goes upstream.
+enum RequestBody {
+    /// Read to its end first.
+    Whole(Bytes),
+    /// Sent as it arrives, with its declared length.
+    Streamed(reqwest::Body, usize),
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+fn too_large(app: &App) -> Response {
+    api_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request_too_large",
+        &format!("toolmend: request body over {} bytes", app.config.max_request_bytes),
+    )
+}
+
+/// The request's raw schemas by tool name, for the capture file.
+fn capture_schemas(body: &[u8]) -> HashMap<String, Value> {
+    let tools: Value = request_tools_text(body).and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+    tool_list(&tools)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t.get("input_schema")?.clone())))
+        .collect()
 }
 
 pub(super) enum Upstream {
@@ -101,6 +165,24 @@ pub(super) async fn send(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<reqwest::Response, Response> {
+    send_body(app, method, url, headers, RequestBody::Whole(body)).await
+}
+
+async fn send_body(
+    app: &App,
+    method: &Method,
+    url: &str,
+    mut headers: HeaderMap,
+    body: RequestBody,
+) -> Result<reqwest::Response, Response> {
+    let body = match body {
+        RequestBody::Whole(whole) => reqwest::Body::from(whole),
+        RequestBody::Streamed(streamed, length) => {
+            // The declared length, so the upstream sees the body framed as the client sent it.
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+            streamed
+        }
+    };
     match app.client.request(method.clone(), url).headers(headers).body(body).send().await {
         Ok(response) => {
             app.metrics.count_upstream(response.status().as_str());

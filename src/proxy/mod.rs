@@ -19,6 +19,7 @@ mod relay;
 mod rewrite;
 pub mod settings;
 pub mod strict;
+mod tee;
 pub mod tools_rewrite;
 
 pub use app::App;

@@ -69,8 +69,8 @@ async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, 
                     }
                     _ => {}
                 }
-                if !step.bytes.is_empty() {
-                    if sender.send(Ok(Bytes::from(step.bytes))).await.is_err() {
+                if !step.chunks.is_empty() {
+                    if !send_all(&sender, step.chunks).await {
                         break;
                     }
                     last_sent = Instant::now();
@@ -101,6 +101,16 @@ async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, 
     }
     app.metrics.overhead.observe(overhead.as_secs_f64());
     app.metrics.request_duration.observe(context.started.elapsed().as_secs_f64());
+}
+
+/// Sends every chunk as it is; false once the client has gone.
+async fn send_all(sender: &mpsc::Sender<Chunk>, chunks: Vec<Bytes>) -> bool {
+    for chunk in chunks {
+        if sender.send(Ok(chunk)).await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 fn report(app: &App, context: &RelayContext, step: &Step) {

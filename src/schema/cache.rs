@@ -1,7 +1,8 @@
 //! Compiled schemas cached by content, so a tool list repeated on every request of a
-//! conversation is compiled once.
+//! conversation is compiled once, and whole catalogs cached by the exact text of the `tools`
+//! array, so a repeated request costs one hash and one lookup.
 
-use super::{SchemaError, ToolSchema};
+use super::{tool_list, SchemaError, ToolCatalog, ToolSchema};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -9,6 +10,10 @@ use std::sync::{Arc, Mutex};
 
 type Entries = HashMap<u64, Vec<(Value, Arc<ToolSchema>)>>;
 type TextEntries = HashMap<String, Result<Arc<ToolSchema>, SchemaError>>;
+type Catalogs = HashMap<Box<str>, Option<Arc<ToolCatalog>>>;
+
+/// Distinct `tools` arrays kept (each holds its text, tens of KB for Claude Code).
+const CATALOG_CAPACITY: usize = 64;
 
 /// Bounded cache from a schema's content to its compiled form.
 pub struct SchemaCache {
@@ -16,11 +21,38 @@ pub struct SchemaCache {
     entries: Mutex<Entries>,
     /// By the schema's exact JSON text, for callers that have the text (JSON Lines records).
     texts: Mutex<TextEntries>,
+    /// By the exact text of a request's `tools` array.
+    catalogs: Mutex<Catalogs>,
 }
 
 impl SchemaCache {
     pub fn new(capacity: usize) -> Self {
-        Self { capacity: capacity.max(1), entries: Mutex::new(HashMap::new()), texts: Mutex::new(HashMap::new()) }
+        Self {
+            capacity: capacity.max(1),
+            entries: Mutex::new(HashMap::new()),
+            texts: Mutex::new(HashMap::new()),
+            catalogs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The catalog of a `tools` array given as its JSON text; `None` when the text is not an
+    /// array or names no tool with a schema. Built on first sight of the exact text.
+    pub fn catalog_for_text(&self, tools: &str) -> Option<Arc<ToolCatalog>> {
+        if let Some(found) = self.catalogs.lock().unwrap_or_else(|p| p.into_inner()).get(tools) {
+            return found.clone();
+        }
+        let built = serde_json::from_str::<Value>(tools).ok().and_then(|value| {
+            let list = value.as_array().and_then(|_| tool_list(&value))?;
+            let mut catalog = ToolCatalog::default();
+            catalog.add_all(list, Some(self));
+            (!catalog.is_empty()).then(|| Arc::new(catalog))
+        });
+        let mut catalogs = self.catalogs.lock().unwrap_or_else(|p| p.into_inner());
+        if catalogs.len() >= CATALOG_CAPACITY {
+            catalogs.clear();
+        }
+        catalogs.insert(tools.into(), built.clone());
+        built
     }
 
     /// The compiled schema for a schema's JSON text; the text is parsed only on first sight.
@@ -109,5 +141,20 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &again));
         cache.get_or_compile(&json!({"type": "object", "properties": {"a": {"type": "integer"}}})).unwrap();
         assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn a_tools_array_seen_again_gives_the_same_catalog_and_malformed_ones_none() {
+        let cache = SchemaCache::new(8);
+        let tools = r#"[{"name": "a", "input_schema": {"type": "object"}}, {"name": "b"}]"#;
+        let first = cache.catalog_for_text(tools).unwrap();
+        assert!(Arc::ptr_eq(&first, &cache.catalog_for_text(tools).unwrap()));
+        assert!(matches!(first.get("a"), Some(Ok(_))));
+        assert_eq!(first.len(), 1, "a tool without a schema is not in the catalog");
+        let spaced = r#"[{"name": "a",  "input_schema": {"type": "object"}}]"#;
+        assert!(!Arc::ptr_eq(&first, &cache.catalog_for_text(spaced).unwrap()), "keyed by the exact text");
+        for malformed in [r#"{"name": "a", "input_schema": {}}"#, r#"[1, "x"]"#, "[]", "[{\"name\": "] {
+            assert!(cache.catalog_for_text(malformed).is_none(), "{malformed}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Tool schemas by name, from an Anthropic `tools` array, an MCP `tools/list` result, or the
 //! `api-request-shape` records of a Claude Code transcript.
 
+use super::member::top_level_member;
 use super::{SchemaCache, SchemaError, ToolSchema};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -49,6 +50,13 @@ impl ToolCatalog {
     }
 }
 
+/// The exact text of a Messages API request's top-level `tools` member, borrowed from the body;
+/// every other member is skipped, never built. `None` when the body is not a JSON object or
+/// has no `tools`.
+pub fn request_tools_text(body: &[u8]) -> Option<&str> {
+    top_level_member(body, "tools")
+}
+
 /// The tools array inside any supported shape.
 pub fn tool_list(value: &Value) -> Option<&[Value]> {
     let candidates = [
@@ -79,5 +87,19 @@ mod tests {
             assert!(matches!(catalog.get("a"), Some(Ok(_))), "{shape}");
         }
         assert!(ToolCatalog::from_value(&json!({"name": "x"})).is_none());
+    }
+
+    #[test]
+    fn a_request_gives_its_top_level_tools_text_as_sent() {
+        let tools = r#"[ {"name": "a",  "input_schema": {"type": "object"}} ]"#;
+        let body = format!(
+            r#"{{"messages": [{{"role": "user", "content": [{{"tools": 1}}]}}], "tools": {tools}, "x": "\u00e9"}}"#
+        );
+        assert_eq!(request_tools_text(body.as_bytes()), Some(tools));
+        for body in
+            [&b"not json"[..], b"[1]", br#"{"messages": []}"#, br#"{"tools": [1], "#, br#"{"tools": 1, "tools": 2}"#]
+        {
+            assert!(request_tools_text(body).is_none(), "{}", String::from_utf8_lossy(body));
+        }
     }
 }

@@ -3,11 +3,12 @@
 
 mod cache;
 mod catalog;
+mod member;
 mod shape;
 pub mod strict;
 
 pub use cache::SchemaCache;
-pub use catalog::{tool_list, ToolCatalog};
+pub use catalog::{request_tools_text, tool_list, ToolCatalog};
 pub(crate) use shape::{escape_pointer, MAX_SCHEMA_DEPTH};
 pub use shape::{ObjectShape, Shape, ShapeId, ShapeSet};
 

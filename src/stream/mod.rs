@@ -3,16 +3,20 @@
 //! input goes out unchanged; an invalid one waits for the stop reason, then goes out either as
 //! one repaired delta (the re-issued call) or exactly as it came (refused). Frames that arrive
 //! while a block is held (pings) keep their place, and everything that follows an unresolved
-//! block waits behind it: no frame is reordered. The proxy adds its own keep-alive pings during
-//! long holds.
+//! block waits behind it: no frame is reordered. A frame that cannot be read while input is held
+//! releases the held frames unchanged before it. The proxy adds its own keep-alive pings during
+//! long holds. The wire format's names and fields live in [`messages`].
 
+pub mod messages;
 mod sse;
 
+pub use messages::ping_frame;
 pub use sse::{parse_frame, Frame, FrameSplitter};
 
 use crate::repair::{is_valid_for_cli, parse_as_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::ToolCatalog;
-use serde_json::{json, Value};
+use bytes::Bytes;
+use messages::{repaired_delta, Event, DELTA_EVENT};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -40,10 +44,11 @@ pub struct Decision {
     pub outcome: Outcome,
 }
 
-/// The output of one step: bytes for the client and the decisions made.
+/// The output of one step: chunks for the client, in order, and the decisions made. A frame
+/// that passes unchanged is the same bytes that came in.
 #[derive(Debug, Default)]
 pub struct Step {
-    pub bytes: Vec<u8>,
+    pub chunks: Vec<Bytes>,
     pub decisions: Vec<Decision>,
 }
 
@@ -52,16 +57,18 @@ struct HeldBlock {
     id: String,
     name: String,
     /// Every frame held for this block, in arrival order.
-    frames: Vec<u8>,
+    frames: Vec<Bytes>,
+    /// Bytes held, for the hold limit.
+    held_bytes: usize,
     /// The held frames that are not input deltas (pings): they still go out with a repair.
-    extras: Vec<u8>,
+    extras: Vec<Bytes>,
     input: String,
 }
 
 enum Segment {
-    Bytes(Vec<u8>),
+    Chunks(Vec<Bytes>),
     /// A block whose input did not parse, with its `content_block_stop` frame.
-    Awaiting(HeldBlock, Vec<u8>),
+    Awaiting(HeldBlock, Bytes),
 }
 
 pub struct StreamRepairer {
@@ -96,103 +103,106 @@ impl StreamRepairer {
     /// The end of the upstream stream: everything held goes out unchanged.
     pub fn finish(&mut self) -> Step {
         let mut step = Step::default();
-        self.flush_unchanged(&mut step, "the stream ended inside the tool block");
+        self.flush_unchanged(&mut step, RefusalCode::Truncated, "the stream ended inside the tool block");
         let rest = self.splitter.take_rest();
-        step.bytes.extend_from_slice(&rest);
+        if !rest.is_empty() {
+            step.chunks.push(rest);
+        }
         step
     }
 
-    fn emit(&mut self, bytes: &[u8], step: &mut Step) {
+    fn emit(&mut self, bytes: Bytes, step: &mut Step) {
         match self.waiting.last_mut() {
-            None => step.bytes.extend_from_slice(bytes),
-            Some(Segment::Bytes(queued)) => queued.extend_from_slice(bytes),
-            Some(Segment::Awaiting(..)) => self.waiting.push(Segment::Bytes(bytes.to_vec())),
+            None => step.chunks.push(bytes),
+            Some(Segment::Chunks(queued)) => queued.push(bytes),
+            Some(Segment::Awaiting(..)) => self.waiting.push(Segment::Chunks(vec![bytes])),
         }
     }
 
-    fn frame(&mut self, raw: Vec<u8>, step: &mut Step) {
+    fn frame(&mut self, raw: Bytes, step: &mut Step) {
         let frame = parse_frame(&raw);
-        let event = frame.event.map(str::to_owned);
-        let data = || frame.data.as_deref().and_then(|d| serde_json::from_str::<Value>(d).ok()).unwrap_or_default();
-        match event.as_deref() {
-            Some("ping") => match self.holding.values_mut().next_back() {
+        // Text and thinking deltas go out unread unless tool input is held.
+        if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() {
+            return self.emit(raw.clone(), step);
+        }
+        match messages::read(&frame) {
+            Event::Ping => match self.holding.values_mut().next_back() {
                 Some(block) => {
-                    block.frames.extend_from_slice(&raw);
-                    block.extras.extend_from_slice(&raw);
+                    block.frames.push(raw.clone());
+                    block.extras.push(raw.clone());
                 }
-                None => self.emit(&raw, step),
+                None => self.emit(raw.clone(), step),
             },
-            Some("content_block_start") => {
-                let data = data();
-                let block = &data["content_block"];
-                if block["type"] == "tool_use" {
-                    let index = data["index"].as_u64().unwrap_or(0);
-                    self.holding.insert(
+            Event::BlockStart { index, tool } => {
+                if let Some(tool) = tool {
+                    let block = HeldBlock {
                         index,
-                        HeldBlock {
-                            index,
-                            id: block["id"].as_str().unwrap_or_default().to_string(),
-                            name: block["name"].as_str().unwrap_or_default().to_string(),
-                            frames: Vec::new(),
-                            extras: Vec::new(),
-                            input: String::new(),
-                        },
-                    );
+                        id: tool.id.into_owned(),
+                        name: tool.name.into_owned(),
+                        frames: Vec::new(),
+                        held_bytes: 0,
+                        extras: Vec::new(),
+                        input: String::new(),
+                    };
+                    self.holding.insert(index, block);
                 }
-                self.emit(&raw, step);
+                self.emit(raw.clone(), step);
             }
-            Some("content_block_delta") if !self.holding.is_empty() => {
-                let data = data();
-                let index = data["index"].as_u64().unwrap_or(0);
-                match (self.holding.get_mut(&index), data["delta"]["type"].as_str()) {
-                    (Some(block), Some("input_json_delta")) => {
-                        block.frames.extend_from_slice(&raw);
-                        block.input.push_str(data["delta"]["partial_json"].as_str().unwrap_or_default());
-                        if block.frames.len() > self.options.max_held_bytes {
-                            let block = self.holding.remove(&index).expect("held block");
-                            let refusal = Refusal::new(
-                                RefusalCode::TooLarge,
-                                format!("tool input over the {} byte hold limit", self.options.max_held_bytes),
-                                None,
-                            );
-                            self.release_unchanged(block, Vec::new(), refusal, None, step);
-                        }
+            Event::InputDelta { index, partial_json } => match self.holding.get_mut(&index) {
+                Some(block) => {
+                    block.input.push_str(&partial_json);
+                    block.held_bytes += raw.len();
+                    block.frames.push(raw.clone());
+                    if block.held_bytes > self.options.max_held_bytes {
+                        let block = self.holding.remove(&index).expect("held block");
+                        let refusal = Refusal::new(
+                            RefusalCode::TooLarge,
+                            format!("tool input over the {} byte hold limit", self.options.max_held_bytes),
+                            None,
+                        );
+                        self.release_unchanged(block, None, refusal, None, step);
                     }
-                    _ => self.emit(&raw, step),
                 }
-            }
-            Some("content_block_stop") => {
-                let index = data()["index"].as_u64().unwrap_or(0);
+                None => self.emit(raw.clone(), step),
+            },
+            Event::BlockStop { index } => {
                 let Some(block) = self.holding.remove(&index) else {
-                    return self.emit(&raw, step);
+                    return self.emit(raw.clone(), step);
                 };
                 if is_valid_for_cli(&block.input) && self.fits_schema(&block) {
-                    self.emit(&block.frames, step);
-                    self.emit(&raw, step);
+                    for frame in &block.frames {
+                        self.emit(frame.clone(), step);
+                    }
+                    self.emit(raw.clone(), step);
                     step.decisions.push(decision(block, None, Outcome::valid_unread()));
                 } else {
                     // Not JSON, or JSON that breaks the schema: it waits for the stop reason, then
                     // is repaired (a lossless coercion) or goes out as it came (refused, invalid).
-                    self.waiting.push(Segment::Awaiting(block, raw));
+                    self.waiting.push(Segment::Awaiting(block, raw.clone()));
                 }
             }
-            Some("message_delta") => {
-                let stop_reason = data()["delta"]["stop_reason"].as_str().map(String::from);
+            Event::MessageDelta { stop_reason } => {
+                let stop_reason = stop_reason.map(|reason| reason.into_owned());
                 // Blocks never stopped were cut (`max_tokens`): they go out as they came.
                 let cut: Vec<u64> = self.holding.keys().copied().collect();
                 for index in cut {
                     let block = self.holding.remove(&index).expect("held block");
                     let refusal = Refusal::new(RefusalCode::Truncated, "the tool block never ended", None);
-                    self.release_unchanged(block, Vec::new(), refusal, stop_reason.clone(), step);
+                    self.release_unchanged(block, None, refusal, stop_reason.clone(), step);
                 }
                 self.resolve(stop_reason, step);
-                self.emit(&raw, step);
+                self.emit(raw.clone(), step);
             }
-            Some("error" | "message_stop") => {
-                self.flush_unchanged(step, "the stream ended before the stop reason");
-                self.emit(&raw, step);
+            Event::End => {
+                self.flush_unchanged(step, RefusalCode::Truncated, "the stream ended before the stop reason");
+                self.emit(raw.clone(), step);
             }
-            _ => self.emit(&raw, step),
+            Event::Unreadable => {
+                // Whatever this frame meant, the frames before it go out first, as they came.
+                self.flush_unchanged(step, RefusalCode::Syntax, "a frame inside the tool block could not be read");
+                self.emit(raw.clone(), step);
+            }
+            Event::OtherDelta { .. } | Event::Other => self.emit(raw.clone(), step),
         }
     }
 
@@ -211,7 +221,7 @@ impl StreamRepairer {
         let options = RepairOptions { stop_reason: stop_reason.clone(), ..self.options.repair.clone() };
         for segment in std::mem::take(&mut self.waiting) {
             match segment {
-                Segment::Bytes(bytes) => step.bytes.extend_from_slice(&bytes),
+                Segment::Chunks(chunks) => step.chunks.extend(chunks),
                 Segment::Awaiting(block, stop_frame) => {
                     let options = RepairOptions { tool: Some(block.name.clone()), ..options.clone() };
                     let outcome = match self.tools.get(&block.name) {
@@ -227,12 +237,12 @@ impl StreamRepairer {
                     };
                     match &outcome.input {
                         Some(input) if outcome.status == Status::Repaired => {
-                            step.bytes.extend_from_slice(&block.extras);
-                            step.bytes.extend_from_slice(&repaired_delta(block.index, input));
+                            step.chunks.extend(block.extras.iter().cloned());
+                            step.chunks.push(Bytes::from(repaired_delta(block.index, input)));
                         }
-                        _ => step.bytes.extend_from_slice(&block.frames),
+                        _ => step.chunks.extend(block.frames.iter().cloned()),
                     }
-                    step.bytes.extend_from_slice(&stop_frame);
+                    step.chunks.push(stop_frame);
                     step.decisions.push(decision(block, stop_reason.clone(), outcome));
                 }
             }
@@ -240,51 +250,37 @@ impl StreamRepairer {
     }
 
     /// Everything held goes out exactly as it came, in order.
-    fn flush_unchanged(&mut self, step: &mut Step, why: &str) {
+    fn flush_unchanged(&mut self, step: &mut Step, code: RefusalCode, why: &str) {
         for segment in std::mem::take(&mut self.waiting) {
             match segment {
-                Segment::Bytes(bytes) => step.bytes.extend_from_slice(&bytes),
+                Segment::Chunks(chunks) => step.chunks.extend(chunks),
                 Segment::Awaiting(block, stop_frame) => {
-                    let refusal = Refusal::new(RefusalCode::Truncated, why, None);
-                    self.release_unchanged(block, stop_frame, refusal, None, step);
+                    let refusal = Refusal::new(code, why, None);
+                    self.release_unchanged(block, Some(stop_frame), refusal, None, step);
                 }
             }
         }
         for block in std::mem::take(&mut self.holding).into_values() {
-            let refusal = Refusal::new(RefusalCode::Truncated, why, None);
-            self.release_unchanged(block, Vec::new(), refusal, None, step);
+            let refusal = Refusal::new(code, why, None);
+            self.release_unchanged(block, None, refusal, None, step);
         }
     }
 
     fn release_unchanged(
         &mut self,
-        block: HeldBlock,
-        stop_frame: Vec<u8>,
+        mut block: HeldBlock,
+        stop_frame: Option<Bytes>,
         refusal: Refusal,
         stop_reason: Option<String>,
         step: &mut Step,
     ) {
-        self.emit(&block.frames, step);
-        self.emit(&stop_frame, step);
+        for frame in std::mem::take(&mut block.frames).into_iter().chain(stop_frame) {
+            self.emit(frame, step);
+        }
         step.decisions.push(decision(block, stop_reason, Outcome::refused(refusal)));
     }
 }
 
 fn decision(block: HeldBlock, stop_reason: Option<String>, outcome: Outcome) -> Decision {
     Decision { index: block.index, tool: block.name, tool_use_id: block.id, raw: block.input, stop_reason, outcome }
-}
-
-/// The re-issued call: one delta holding the whole repaired input.
-fn repaired_delta(index: u64, input: &Value) -> Vec<u8> {
-    let data = json!({
-        "type": "content_block_delta",
-        "index": index,
-        "delta": {"type": "input_json_delta", "partial_json": input.to_string()},
-    });
-    format!("event: content_block_delta\ndata: {data}\n\n").into_bytes()
-}
-
-/// A keep-alive frame for long holds.
-pub fn ping_frame() -> &'static [u8] {
-    b"event: ping\ndata: {\"type\": \"ping\"}\n\n"
 }
