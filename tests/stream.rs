@@ -170,6 +170,22 @@ fn a_block_over_the_hold_limit_passes_through_unchanged() {
 }
 
 #[test]
+fn a_valid_block_over_the_hold_limit_passes_through_and_is_reported_valid() {
+    use toolmend::demo::script::tool_message;
+    let terms: Vec<String> = (0..40).map(|i| format!("term number {i}")).collect();
+    let raw = json!({"jurisdiction": "se", "terms": terms}).to_string();
+    let input = tool_message("toolu_big", "search", &raw, 16);
+    let options = StreamOptions { max_held_bytes: 300, ..StreamOptions::default() };
+    for chunks in [vec![], vec![7, 50, 3]] {
+        let (out, decisions) = run_chunked(input.as_bytes(), &chunks, options.clone());
+        assert_eq!(text(&out), input, "passed through byte for byte");
+        assert_eq!(decisions.len(), 1);
+        assert_eq!(decisions[0].outcome.status, Status::Valid, "{:?}", decisions[0].outcome.reason);
+        assert_eq!(decisions[0].raw, raw);
+    }
+}
+
+#[test]
 fn text_goes_out_at_once_and_a_ping_inside_a_tool_block_keeps_its_place() {
     let input = fixture("seed-malformed.sse");
     let text = String::from_utf8(input).unwrap();

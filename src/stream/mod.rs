@@ -76,13 +76,22 @@ pub struct StreamRepairer {
     tools: Arc<ToolCatalog>,
     options: StreamOptions,
     holding: BTreeMap<u64, HeldBlock>,
+    /// Blocks past the hold limit, passing through: only their input text is kept.
+    passing: BTreeMap<u64, HeldBlock>,
     /// Output queued behind an unresolved block; empty when nothing waits.
     waiting: Vec<Segment>,
 }
 
 impl StreamRepairer {
     pub fn new(tools: Arc<ToolCatalog>, options: StreamOptions) -> Self {
-        Self { splitter: FrameSplitter::default(), tools, options, holding: BTreeMap::new(), waiting: Vec::new() }
+        Self {
+            splitter: FrameSplitter::default(),
+            tools,
+            options,
+            holding: BTreeMap::new(),
+            passing: BTreeMap::new(),
+            waiting: Vec::new(),
+        }
     }
 
     /// Whether tool input is being held back (the proxy keeps the client alive meanwhile).
@@ -122,7 +131,7 @@ impl StreamRepairer {
     fn frame(&mut self, raw: Bytes, step: &mut Step) {
         let frame = parse_frame(&raw);
         // Text and thinking deltas go out unread unless tool input is held.
-        if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() {
+        if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() && self.passing.is_empty() {
             return self.emit(raw.clone(), step);
         }
         match messages::read(&frame) {
@@ -154,18 +163,32 @@ impl StreamRepairer {
                     block.held_bytes += raw.len();
                     block.frames.push(raw.clone());
                     if block.held_bytes > self.options.max_held_bytes {
-                        let block = self.holding.remove(&index).expect("held block");
-                        let refusal = Refusal::new(
-                            RefusalCode::TooLarge,
-                            format!("tool input over the {} byte hold limit", self.options.max_held_bytes),
-                            None,
-                        );
-                        self.release_unchanged(block, None, refusal, None, step);
+                        // Past the hold limit the block passes through as it comes; its input is
+                        // still read so the end of the block can tell valid from not.
+                        let mut block = self.holding.remove(&index).expect("held block");
+                        for frame in std::mem::take(&mut block.frames) {
+                            self.emit(frame, step);
+                        }
+                        block.extras.clear();
+                        self.passing.insert(index, block);
                     }
                 }
-                None => self.emit(raw.clone(), step),
+                None => {
+                    if let Some(block) = self.passing.get_mut(&index) {
+                        block.input.push_str(&partial_json);
+                    }
+                    self.emit(raw.clone(), step)
+                }
             },
             Event::BlockStop { index } => {
+                if let Some(block) = self.passing.remove(&index) {
+                    self.emit(raw.clone(), step);
+                    let outcome = match is_valid_for_cli(&block.input) {
+                        true => Outcome::valid_unread(),
+                        false => Outcome::refused(self.over_hold_limit()),
+                    };
+                    return step.decisions.push(decision(block, None, outcome));
+                }
                 let Some(block) = self.holding.remove(&index) else {
                     return self.emit(raw.clone(), step);
                 };
@@ -190,6 +213,7 @@ impl StreamRepairer {
                     let refusal = Refusal::new(RefusalCode::Truncated, "the tool block never ended", None);
                     self.release_unchanged(block, None, refusal, stop_reason.clone(), step);
                 }
+                self.report_passing(step);
                 self.resolve(stop_reason, step);
                 self.emit(raw.clone(), step);
             }
@@ -203,6 +227,22 @@ impl StreamRepairer {
                 self.emit(raw.clone(), step);
             }
             Event::OtherDelta { .. } | Event::Other => self.emit(raw.clone(), step),
+        }
+    }
+
+    fn over_hold_limit(&self) -> Refusal {
+        Refusal::new(
+            RefusalCode::TooLarge,
+            format!("tool input over the {} byte hold limit", self.options.max_held_bytes),
+            None,
+        )
+    }
+
+    /// Blocks that passed through past the hold limit and never ended: reported, nothing held.
+    fn report_passing(&mut self, step: &mut Step) {
+        for block in std::mem::take(&mut self.passing).into_values() {
+            let refusal = self.over_hold_limit();
+            step.decisions.push(decision(block, None, Outcome::refused(refusal)));
         }
     }
 
@@ -251,6 +291,7 @@ impl StreamRepairer {
 
     /// Everything held goes out exactly as it came, in order.
     fn flush_unchanged(&mut self, step: &mut Step, code: RefusalCode, why: &str) {
+        self.report_passing(step);
         for segment in std::mem::take(&mut self.waiting) {
             match segment {
                 Segment::Chunks(chunks) => step.chunks.extend(chunks),
