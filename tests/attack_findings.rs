@@ -22,6 +22,10 @@ fn bash() -> ToolSchema {
     )
 }
 
+fn write() -> ToolSchema {
+    schema(json!({"file_path": {"type": "string"}, "content": {"type": "string"}}), &["file_path", "content"], true)
+}
+
 fn run(raw: &str, schema: &ToolSchema) -> Outcome {
     repair(raw, Some(schema), &RepairOptions { stop_reason: Some("tool_use".into()), ..RepairOptions::default() })
 }
@@ -71,11 +75,6 @@ fn quoted_keys_inside_brackets_or_after_a_space_never_switch_a_flag_on() {
 
 #[test]
 fn a_comment_marker_inside_a_value_is_never_dropped_silently() {
-    let write = schema(
-        json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        &["file_path", "content"],
-        true,
-    );
     refuses(
         &bash(),
         &[
@@ -84,7 +83,7 @@ fn a_comment_marker_inside_a_value_is_never_dropped_silently() {
             "{\"command\": \"cd \"src\" // go\"}",
         ],
     );
-    refuses(&write, &["{\"file_path\": /tmp/a.js, \"content\": let x = 1; // note}"]);
+    refuses(&write(), &["{\"file_path\": /tmp/a.js, \"content\": let x = 1; // note}"]);
     assert_eq!(run("{\"command\": echo $((7 // 2))}", &bash()).input, Some(json!({"command": "echo $((7 // 2))"})));
 }
 
@@ -132,12 +131,7 @@ fn a_written_out_escape_before_a_key_is_layout_never_text() {
         run("{\"command\": ls -la\\n,\"timeout\": 5}", &bash()).input,
         Some(json!({"command": "ls -la", "timeout": 5}))
     );
-    let write = schema(
-        json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        &["file_path", "content"],
-        true,
-    );
-    refuses(&write, &["{\"file_path\": \"/tmp/a.py\", \"content\": import os\\nprint(1)}"]);
+    refuses(&write(), &["{\"file_path\": \"/tmp/a.py\", \"content\": import os\\nprint(1)}"]);
 }
 
 #[test]
@@ -148,13 +142,8 @@ fn in_an_open_schema_any_unquoted_word_may_be_a_key() {
 
 #[test]
 fn more_of_the_call_after_the_object_is_not_a_wrapper() {
-    let write = schema(
-        json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        &["file_path", "content"],
-        true,
-    );
     refuses(
-        &write,
+        &write(),
         &[
             "{\"file_path\": \"/tmp/a.md\", \"content\": \"Hello\",}<parameter name=\"content\">Hello world, this is the full text.</parameter>",
             "{\"file_path\": \"/tmp/a.md\", \"content\": \"Hello\",}</invoke><invoke name=\"Bash\"><parameter name=\"command\">shutdown now!</parameter></invoke>",
@@ -217,13 +206,8 @@ fn a_bracket_that_never_closes_never_swallows_the_object() {
 
 #[test]
 fn a_lost_closing_quote_is_not_the_next_keys_lost_opening() {
-    let write = schema(
-        json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        &["file_path", "content"],
-        true,
-    );
     refuses(&bash(), &["{\"command\": \"rm -rf build, \"description\": \"Clean\"}"]);
-    refuses(&write, &["{\"file_path\": \"/tmp/a.md, \"content\": \"# Title\"}"]);
+    refuses(&write(), &["{\"file_path\": \"/tmp/a.md, \"content\": \"# Title\"}"]);
     let search = schema(
         json!({"terms": {"type": "array", "items": {"type": "string"}}, "limit": {"type": "integer"}}),
         &["terms"],
@@ -259,13 +243,8 @@ fn what_dsml_says_a_value_is_is_what_it_is() {
 
 #[test]
 fn an_unclosed_value_never_takes_the_lines_after_it() {
-    let write = schema(
-        json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        &["file_path", "content"],
-        true,
-    );
     refuses(&bash(), &["{\"command\": ls\nThat lists the files."]);
-    refuses(&write, &["```json\n{\"file_path\": \"/tmp/a.md\", \"content\": Hello\n```\nThen rm it."]);
+    refuses(&write(), &["```json\n{\"file_path\": \"/tmp/a.md\", \"content\": Hello\n```\nThen rm it."]);
 }
 
 #[test]
@@ -290,13 +269,8 @@ fn wrappers_naming_another_tool_are_not_this_call() {
 
 #[test]
 fn a_second_parameter_in_special_token_form_is_not_a_wrapper() {
-    let write = schema(
-        json!({"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        &["file_path", "content"],
-        true,
-    );
     refuses(
-        &write,
+        &write(),
         &["{\"file_path\": \"/a.md\", \"content\": \"Hello\",}<|parameter name=\"content\"|>Goodbye world."],
     );
 }

@@ -78,6 +78,15 @@ pub(super) struct Parser<'s> {
 
 type Parsed = Result<(Node, usize), SyntaxError>;
 
+/// Text `side` the object that is not a recognized wrapper: it may belong to the call.
+fn text_outside(side: &str, at: usize) -> SyntaxError {
+    SyntaxError::new(
+        RefusalCode::TextOutside,
+        format!("text {side} the object is not a recognized wrapper: it may belong to the call"),
+        at,
+    )
+}
+
 /// The first reading of `src`: every choice point takes its first option.
 pub fn parse_document(src: &str, shapes: &ShapeSet, options: ParseOptions) -> Result<Document, SyntaxError> {
     parse_reading(src, shapes, options, None, &mut Choices::default())
@@ -285,13 +294,7 @@ impl<'s> Parser<'s> {
                 let prefix = &self.src[pos..open];
                 match wrapper::prefix(prefix, self.tool).filter(|_| self.names_no_key(prefix)) {
                     Some(opened) => self.opened = opened,
-                    None => {
-                        return Err(SyntaxError::new(
-                            RefusalCode::TextOutside,
-                            "text before the object is not a recognized wrapper: it may belong to the call",
-                            pos,
-                        ))
-                    }
+                    None => return Err(text_outside("before", pos)),
                 }
                 if self.opened.fence {
                     self.hit(Production::Fence);
@@ -325,11 +328,7 @@ impl<'s> Parser<'s> {
                 Some(_) => {
                     let rest = &self.src[pos..];
                     if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
-                        return Err(SyntaxError::new(
-                            RefusalCode::TextOutside,
-                            "text after the object is not a recognized wrapper: it may belong to the call",
-                            pos,
-                        ));
+                        return Err(text_outside("after", pos));
                     }
                     if self.opened.fence {
                         self.hit(Production::Fence);
