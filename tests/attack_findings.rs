@@ -274,3 +274,14 @@ fn a_second_parameter_in_special_token_form_is_not_a_wrapper() {
         &["{\"file_path\": \"/a.md\", \"content\": \"Hello\",}<|parameter name=\"content\"|>Goodbye world."],
     );
 }
+
+#[test]
+fn python_string_forms_and_drive_letters_are_not_guessed() {
+    refuses(&write(), &["{'file_path': '/a.py', 'content': \"\"\"x = 'a'\"\"\"}"]);
+    refuses(&bash(), &["{'command': u'ls'}", "{\"command\": \"cd C:\\new\\table\""]);
+    assert_eq!(
+        run("{\"command\": \"printf \\\"a\\nb\\\"\"", &bash()).input,
+        Some(json!({"command": "printf \"a\nb\""})),
+        "a letter escape anywhere else is an escape"
+    );
+}

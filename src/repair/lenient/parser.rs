@@ -78,6 +78,20 @@ pub(super) struct Parser<'s> {
 
 type Parsed = Result<(Node, usize), SyntaxError>;
 
+fn is_triple_quote(text: &str) -> bool {
+    text.starts_with("\"\"\"") || text.starts_with("\'\'\'")
+}
+
+/// `u'…'`, `r"…"`, `b'…'`, `f"…"`, `rb'…'`: a whole bare value that is a prefixed Python string.
+fn is_prefixed_literal(text: &str) -> bool {
+    let body = text.trim_start_matches(['u', 'U', 'r', 'R', 'b', 'B', 'f', 'F']);
+    let prefix = text.len() - body.len();
+    (1..=2).contains(&prefix)
+        && body.len() >= 2
+        && matches!(body.as_bytes()[0], b'"' | b'\'')
+        && body.as_bytes()[body.len() - 1] == body.as_bytes()[0]
+}
+
 /// Text `side` the object that is not a recognized wrapper: it may belong to the call.
 fn text_outside(side: &str, at: usize) -> SyntaxError {
     SyntaxError::new(
@@ -622,6 +636,9 @@ impl<'s> Parser<'s> {
                 self.edit(EditKind::ParenForBracket, pos..pos + 1);
                 return self.array(pos, shape, b')');
             }
+            b'"' | b'\'' if is_triple_quote(&self.src[pos..]) => {
+                return self.error("a Python triple-quoted string", pos);
+            }
             b'"' | b'\'' => {
                 let mark = self.edits.len();
                 let (text, end) = self.string(pos, byte, false)?;
@@ -745,6 +762,10 @@ impl<'s> Parser<'s> {
         if text.as_bytes().windows(2).any(|w| w[0] == b'\\' && matches!(w[1], b'n' | b't' | b'r')) {
             // `import os\nprint(1)`: a line break written out, or a backslash in a path.
             return self.error("a written-out escape inside unquoted text: a line break or a backslash", start);
+        }
+        if is_prefixed_literal(text) {
+            // `u'ls'`, `r"\d+"`: a Python string with a prefix, not text with quotes.
+            return self.error("a Python string literal with a prefix", start);
         }
         if i >= bytes.len() && !self.frames.is_empty() && text.contains('\n') {
             // The object never closes: the lines after the first may be outside the call.

@@ -42,6 +42,14 @@ impl Parser<'_> {
                 return Err(SyntaxError::new(RefusalCode::Truncated, "the input ends inside a string", open));
             };
             if byte == b'\\' {
+                if after_drive_letter(bytes, i) && matches!(bytes.get(i + 1), Some(b'n' | b't' | b'r' | b'b' | b'f')) {
+                    // `"cd C:\new\table"`: a Windows path, or a line break and a tab?
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a letter escape right after a drive letter: a path's backslash or an escape?",
+                        i,
+                    ));
+                }
                 let (consumed, letter) = self.escape(i, quote, &mut text)?;
                 self.hit(if consumed == 1 { Production::BadEscape } else { Production::Escape });
                 if consumed == 1 {
@@ -177,4 +185,12 @@ impl Parser<'_> {
             _ => Err(SyntaxError::new(RefusalCode::Syntax, "lone surrogate in a \\u escape", at)),
         }
     }
+}
+
+/// Whether the byte before `at` ends a drive letter (`C:` at a word start).
+fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
+    at >= 2
+        && bytes[at - 1] == b':'
+        && bytes[at - 2].is_ascii_alphabetic()
+        && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
 }
