@@ -6,50 +6,23 @@
 //! accepts connections and never answers. Requests go one at a time, the three in turn, and the
 //! time to the last byte is compared.
 
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::Sidecar;
 use toolmend::demo::fake_upstream::{FakeUpstream, Reply};
 use toolmend::demo::{seed_tools, SEED_STREAM};
 
 const ROUNDS: usize = 300;
 
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Serve {
-    fn start(upstream: &str, endpoint: Option<String>) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_toolmend"));
-        command
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--upstream", upstream])
-            .env("TOOLMEND_LOG", "error")
-            .env("OTEL_EXPORTER_OTLP_TIMEOUT", "10000")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some(endpoint) = endpoint {
-            command.env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
-        }
-        let mut child = command.spawn().expect("starting toolmend serve");
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self { child, url: format!("http://127.0.0.1:{port}") };
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("toolmend serve did not start");
+/// A sidecar exporting to `endpoint`, or not exporting at all.
+fn serve(upstream: &str, endpoint: Option<String>) -> Sidecar {
+    let mut env = vec![("TOOLMEND_LOG", "error"), ("OTEL_EXPORTER_OTLP_TIMEOUT", "10000")];
+    if let Some(endpoint) = &endpoint {
+        env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint));
     }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Sidecar::start_with(upstream, &env)
 }
 
 async fn one(client: &reqwest::Client, url: &str, body: &str) -> Duration {
@@ -80,14 +53,11 @@ async fn main() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let stuck = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let setups = [
-        ("export off", Serve::start(&upstream.url(), None)),
-        (
-            "collector down (connection refused)",
-            Serve::start(&upstream.url(), Some(format!("http://127.0.0.1:{closed}"))),
-        ),
+        ("export off", serve(&upstream.url(), None)),
+        ("collector down (connection refused)", serve(&upstream.url(), Some(format!("http://127.0.0.1:{closed}")))),
         (
             "collector stuck (never answers)",
-            Serve::start(&upstream.url(), Some(format!("http://{}", stuck.local_addr().unwrap()))),
+            serve(&upstream.url(), Some(format!("http://{}", stuck.local_addr().unwrap()))),
         ),
     ];
     let body = serde_json::json!({"model": "m", "max_tokens": 100, "stream": true, "tools": seed_tools(),

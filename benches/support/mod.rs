@@ -1,4 +1,6 @@
 //! A `toolmend serve` child process for the benches that measure the real binary.
+// Each bench uses the part it needs.
+#![allow(dead_code)]
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -10,12 +12,17 @@ pub struct Sidecar {
 
 impl Sidecar {
     pub fn start(upstream: &str) -> Self {
+        Self::start_with(upstream, &[("TOOLMEND_LOG", "warn")])
+    }
+
+    /// A sidecar whose process gets these extra environment variables.
+    pub fn start_with(upstream: &str, env: &[(&str, &str)]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         // TOOLMEND_BIN measures another build (an allocator comparison, BENCHMARKS.md).
         let binary = std::env::var("TOOLMEND_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolmend").to_string());
         let mut child = Command::new(binary)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--upstream", upstream])
-            .env("TOOLMEND_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

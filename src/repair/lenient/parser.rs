@@ -165,52 +165,38 @@ impl<'s> Parser<'s> {
 
     /// Skips whitespace and comments, recording each comment as dropped; and escape sequences
     /// written out between tokens (`,\n  "limit"` with a literal backslash-n).
-    fn skip_ws(&mut self, mut pos: usize) -> usize {
-        loop {
-            let rest = &self.src[pos..];
-            if let Some(len) = lexeme::whitespace_len(rest) {
-                self.hit(Production::Whitespace);
-                pos += len;
-            } else if let Some(len) = self.comments.len_at(self.src, pos) {
-                self.hit(Production::Comment);
-                self.edit(EditKind::DropComment, pos..pos + len);
-                pos += len;
-            } else if let Some(len) = lexeme::literal_escape_len(rest) {
-                self.hit(Production::LiteralEscape);
-                self.edit(EditKind::DropLiteralEscape, pos..pos + len);
-                pos += len;
-            } else {
-                return pos;
-            }
-        }
+    fn skip_ws(&mut self, pos: usize) -> usize {
+        self.skip_layout(pos, false)
     }
 
     /// Skips whitespace and comments where a value starts. A comment marker there may be text
-    /// (`/*/src/*.py` is a glob): each comment is a choice point, dropped or the value's start.
-    fn skip_ws_before_value(&mut self, mut pos: usize) -> usize {
+    /// (`/*/src/*.py` is a glob), and so may a written-out escape (`"path": \new\file`): each is
+    /// a choice point, dropped or the value's start.
+    fn skip_ws_before_value(&mut self, pos: usize) -> usize {
+        self.skip_layout(pos, true)
+    }
+
+    fn skip_layout(&mut self, mut pos: usize, value_starts: bool) -> usize {
         loop {
             let rest = &self.src[pos..];
             if let Some(len) = lexeme::whitespace_len(rest) {
                 self.hit(Production::Whitespace);
                 pos += len;
-            } else if let Some(len) = self.comments.len_at(self.src, pos) {
-                if self.choices.choose(2) == KEEP_AS_TEXT {
-                    return pos;
-                }
-                self.hit(Production::Comment);
-                self.edit(EditKind::DropComment, pos..pos + len);
-                pos += len;
+                continue;
+            }
+            let (production, kind, len) = if let Some(len) = self.comments.len_at(self.src, pos) {
+                (Production::Comment, EditKind::DropComment, len)
             } else if let Some(len) = lexeme::literal_escape_len(rest) {
-                // `"path": \new\file` may be a path: the escape may be text too.
-                if self.choices.choose(2) == KEEP_AS_TEXT {
-                    return pos;
-                }
-                self.hit(Production::LiteralEscape);
-                self.edit(EditKind::DropLiteralEscape, pos..pos + len);
-                pos += len;
+                (Production::LiteralEscape, EditKind::DropLiteralEscape, len)
             } else {
                 return pos;
+            };
+            if value_starts && self.choices.choose(2) == KEEP_AS_TEXT {
+                return pos;
             }
+            self.hit(production);
+            self.edit(kind, pos..pos + len);
+            pos += len;
         }
     }
 
