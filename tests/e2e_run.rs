@@ -293,10 +293,13 @@ async fn ctrl_c_in_a_terminal_reaches_the_command_once() {
     let script = scratch.0.join("count.js");
     std::fs::write(&script, COUNT_INTERRUPTS).unwrap();
     // util-linux `script` gives toolmend a terminal of its own; ^C written to it is the
-    // terminal's interrupt for its foreground process group.
-    let inner = format!("'{}' run --quiet -- node '{}'", env!("CARGO_BIN_EXE_toolmend"), script.display());
+    // terminal's interrupt for its foreground process group. `script` runs the command with
+    // $SHELL; `exec` keeps that shell out of the group (dash would die of the ^C itself), and
+    // SHELL is pinned so the test does not depend on the caller's.
+    let inner = format!("exec '{}' run --quiet -- node '{}'", env!("CARGO_BIN_EXE_toolmend"), script.display());
     let mut child = tokio::process::Command::new("script")
         .args(["-qec", &inner, "/dev/null"])
+        .env("SHELL", "/bin/sh")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)

@@ -8,7 +8,7 @@ bash tests/e2e/setup.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test 2>&1 | tee "$log" || status=$?
+cargo test --no-fail-fast 2>&1 | tee "$log" || status=$?
 # The wheel test counts as one more test; the totals line comes last.
 if bash tests/wheel.sh; then echo "test result: ok. 1 passed; 0 failed (wheel)" >> "$log"; else
   status=1; echo "test result: FAILED. 0 passed; 1 failed (wheel)" >> "$log"; fi
