@@ -182,11 +182,25 @@ fn lenient_readings(
     let budget = (MAX_PARSED_BYTES / raw.len().max(1)).clamp(MIN_READINGS, MAX_READINGS);
     for _ in 0..budget {
         match parse_reading(raw, shapes, options.parse, options.tool.as_deref(), &mut choices) {
-            Ok(document) => match align_document(document, shapes) {
-                Ok(reading) => readings.offer(reading)?,
-                Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
-                Err(refusal) => readings.fail(refusal),
-            },
+            Ok(document) => {
+                let text_as_member = document.text_as_member;
+                match align_document(document, shapes) {
+                    Ok(reading) => {
+                        if let Some((pointer, message)) = readings.violation(&reading.value).filter(|_| text_as_member)
+                        {
+                            readings.doubt(format!("'{pointer}': {message}"));
+                        }
+                        readings.offer(reading)?
+                    }
+                    Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
+                    Err(refusal) => {
+                        if text_as_member {
+                            readings.doubt(refusal.message.clone());
+                        }
+                        readings.fail(refusal)
+                    }
+                }
+            }
             Err(error) if decisive(error.code) || (text_outside_refuses && error.code == RefusalCode::TextOutside) => {
                 return Err(error.into_refusal())
             }
