@@ -244,3 +244,28 @@ fn json5_numbers_are_compared_where_they_stand() {
         ],
     );
 }
+
+#[test]
+fn a_lead_in_or_closing_word_that_may_qualify_the_call_is_not_dropped() {
+    refuses(
+        &bash(),
+        &[
+            "sudo: {\"command\": \"rm -rf /var/x\"}",
+            "As root: {\"command\": \"rm -rf /var/x\"}",
+            "In the staging repo, run: {\"command\": \"git push --force\"}",
+            "{\"command\": \"git push origin\"} main.",
+            "{\"command\": \"rm -rf build\"} dist.",
+        ],
+    );
+    repairs_to(&bash(), "Running: {\"command\": \"pytest -q\"} now.", json!({"command": "pytest -q"}));
+    repairs_to(&bash(), "Sure, I'll use the tool now: {\"command\": \"ls\"}", json!({"command": "ls"}));
+    repairs_to(&bash(), "{\"command\": \"ls\"}\nThat lists the files.", json!({"command": "ls"}));
+}
+
+#[test]
+fn quotes_doubled_inside_raw_text_are_refused() {
+    refuses(
+        &bash(),
+        &["{\"command\": \"ls\", \"description\": \"Find TODOs\"\"\"}", "{\"command\": \"echo \"\" done\"}"],
+    );
+}

@@ -691,7 +691,17 @@ impl<'s> Parser<'s> {
                 let mark = self.edits.len();
                 let (text, end) = self.string(pos, byte, false)?;
                 let inner_quotes = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeInnerQuote);
-                if inner_quotes && has_json_escape(&self.src[pos + 1..end.saturating_sub(1).max(pos + 1)]) {
+                let body = &self.src[pos + 1..end.saturating_sub(1).max(pos + 1)];
+                if inner_quotes && body.contains("\"\"") {
+                    // `"Find TODOs"""`: quotes doubled where one closes the string: which of
+                    // them is the text's own is unclear.
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a string with unescaped quotes doubled: which quote closes it is unclear",
+                        pos,
+                    ));
+                }
+                if inner_quotes && has_json_escape(body) {
                     // Quotes left unescaped say the text was written raw; its `\"` and `\n` may
                     // then be the text's own (`sed -i "s/\"a\"/\"b\"/"`) or JSON's: two readings.
                     return Err(SyntaxError::new(
