@@ -269,3 +269,14 @@ fn quotes_doubled_inside_raw_text_are_refused() {
         &["{\"command\": \"ls\", \"description\": \"Find TODOs\"\"\"}", "{\"command\": \"echo \"\" done\"}"],
     );
 }
+
+#[test]
+fn a_lone_surrogate_the_cli_parses_is_valid_not_broken() {
+    for raw in ["{\"command\": \"printf \\ud83d\"}", "{\"command\": \"ls\", \"description\": \"emoji cut \\ud83d\"}"] {
+        let outcome = run(raw, &bash());
+        assert_eq!(outcome.status, Status::Valid, "{raw:?}: {:?}", outcome.reason);
+        assert!(toolmend::repair::is_valid_for_cli(raw), "{raw:?}");
+    }
+    // A pair is a pair; an escaped backslash before `u` is no escape.
+    assert!(toolmend::repair::is_valid_for_cli("{\"a\": \"\\ud83d\\ude00 \\\\ud83d\"}"));
+}
