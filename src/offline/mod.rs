@@ -18,7 +18,6 @@ use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status
 use crate::schema::{SchemaCache, SchemaError, ToolSchema};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 
@@ -38,7 +37,7 @@ struct PlainRecord<'a> {
     len: Option<usize>,
     /// Set on the sidecar's capture lines only.
     #[serde(borrow)]
-    request_id: Option<Cow<'a, str>>,
+    request_id: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl PlainRecord<'_> {
