@@ -231,7 +231,7 @@ fn values(
 }
 
 /// `text` read as a JSON number, JSON, or a JSON5 array or object; `Err` where it gives a key
-/// twice (serde_json and json5 would keep the last).
+/// twice (serde_json and json5 would keep the last) or its JSON5 reads only as rung 2 refuses.
 fn json_value(text: &str, parse: ParseOptions) -> Result<Option<Value>, &'static str> {
     if let Some(number) = super::lexeme::json_number(text) {
         return Ok(Some(Value::Number(number)));
