@@ -175,7 +175,7 @@ fn repair_invalid(
     // a call with text around it; elsewhere such text refuses the whole input.
     let foreign = foreign::is_foreign_call(raw);
     lenient_readings(raw, shapes, options, !foreign, &mut readings)?;
-    foreign::offer(raw, shapes, options.parse, &mut readings)?;
+    foreign::offer(raw, shapes, options.parse, options.tool.as_deref(), &mut readings)?;
     if let Some(value) = json5_reading(raw, options) {
         let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
         readings.offer(Reading { value, edits, tree: None })?;

@@ -118,7 +118,7 @@ const GENERIC_NAMES: [&str; 6] = ["tool", "function", "call", "invoke", "tool_ca
 
 /// Whether a call syntax's `name` may be this tool: its own name, the short name of an MCP tool
 /// (`search` for `mcp__search__search`), a generic word, or any name where the tool is unknown.
-fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
+pub(crate) fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
     let Some(tool) = tool else {
         return true;
     };
