@@ -59,9 +59,13 @@ impl<R: BufRead> Lines<R> {
         Self { reader, number: 0, failed: false, spanning: Vec::new() }
     }
 
-    /// The next batch; one with no lines means the source is done (its problems still count).
-    pub fn next_batch(&mut self) -> Batch {
-        let mut batch = Batch { lines: Vec::with_capacity(BATCH_LINES), ..Batch::default() };
+    /// The next batch, read into `spare`'s buffers (a batch done with); one with no lines
+    /// means the source is done (its problems still count).
+    pub fn next_batch(&mut self, spare: Option<Batch>) -> Batch {
+        let mut batch = spare.unwrap_or_default();
+        batch.text.clear();
+        batch.lines.clear();
+        batch.problems.clear();
         while batch.lines.len() < BATCH_LINES {
             match self.next_line(&mut batch.text) {
                 None => break,
@@ -145,19 +149,19 @@ mod tests {
         // A 4-byte reader buffer makes lines span fills.
         let input: &[u8] = b"first\r\n\nnot \xff utf8\nlong line here\r\nlast\r";
         let mut lines = Lines::new(io::BufReader::with_capacity(4, input));
-        let batch = lines.next_batch();
+        let batch = lines.next_batch(None);
         assert_eq!(texts(&batch), [(0, "first"), (1, ""), (3, "long line here"), (4, "last\r")]);
         assert!(matches!(batch.problems[..], [(3, LineProblem::NotUtf8(4))]), "{:?}", batch.problems);
-        assert!(lines.next_batch().is_empty());
+        assert!(lines.next_batch(None).is_empty());
     }
 
     #[test]
     fn a_batch_holds_at_most_batch_lines() {
         let input = "x\n".repeat(BATCH_LINES + 1);
         let mut lines = Lines::new(input.as_bytes());
-        assert_eq!(lines.next_batch().len(), BATCH_LINES);
-        let rest = lines.next_batch();
+        assert_eq!(lines.next_batch(None).len(), BATCH_LINES);
+        let rest = lines.next_batch(None);
         assert_eq!(texts(&rest), [(BATCH_LINES, "x")]);
-        assert!(lines.next_batch().is_empty());
+        assert!(lines.next_batch(None).is_empty());
     }
 }

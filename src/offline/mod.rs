@@ -156,16 +156,20 @@ impl Repairer {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut ordered = InOrder { source, learned: ToolCatalog::default(), summary: Summary::default() };
         let mut lines = Lines::new(reader);
+        // Buffers of batches and results done with, filled again (memory stays flat).
+        let (mut spare_batch, mut spare_outs) = (None, Vec::new());
         std::thread::scope(|scope| {
             let mut in_flight: Option<(Arc<Batch>, Vec<Worker<'_>>)> = None;
             loop {
-                let batch = Arc::new(lines.next_batch());
-                let workers = self.start_batch(scope, &batch, threads);
+                let batch = Arc::new(lines.next_batch(spare_batch.take()));
+                let workers = self.start_batch(scope, &batch, threads, &mut spare_outs);
                 if let Some((previous, previous_workers)) = in_flight.take() {
-                    self.finish_batch(&previous, previous_workers, &mut ordered, out, diagnostics)?;
+                    self.finish_batch(&previous, previous_workers, &mut ordered, out, diagnostics, &mut spare_outs)?;
+                    // Every worker of `previous` is joined, so it is ours alone again.
+                    spare_batch = Arc::into_inner(previous);
                 }
                 if batch.is_empty() {
-                    self.finish_batch(&batch, workers, &mut ordered, out, diagnostics)?;
+                    self.finish_batch(&batch, workers, &mut ordered, out, diagnostics, &mut spare_outs)?;
                     return Ok(ordered.summary);
                 }
                 in_flight = Some((batch, workers));
@@ -179,6 +183,7 @@ impl Repairer {
         scope: &'scope Scope<'scope, '_>,
         batch: &Arc<Batch>,
         threads: usize,
+        spare_outs: &mut Vec<Vec<u8>>,
     ) -> Vec<Worker<'scope>> {
         let chunk = batch.len().div_ceil(threads.max(1)).max(1);
         (0..batch.len())
@@ -187,7 +192,8 @@ impl Repairer {
                 let lines = start..(start + chunk).min(batch.len());
                 let batch = Arc::clone(batch);
                 let part = lines.clone();
-                (lines, scope.spawn(move || self.repair_part(&batch, part)))
+                let out = spare_outs.pop().unwrap_or_default();
+                (lines, scope.spawn(move || self.repair_part(&batch, part, out)))
             })
             .collect()
     }
@@ -201,6 +207,7 @@ impl Repairer {
         ordered: &mut InOrder<'_>,
         out: &mut impl Write,
         diagnostics: &mut impl Write,
+        spare_outs: &mut Vec<Vec<u8>>,
     ) -> io::Result<()> {
         for (number, problem) in &batch.problems {
             ordered.summary.bad_lines += 1;
@@ -224,13 +231,15 @@ impl Repairer {
                 self.line_in_order(line, number, ordered, out, diagnostics)?;
             }
             out.write_all(&part.out[written..])?;
+            spare_outs.push(part.out);
         }
         Ok(())
     }
 
     /// One worker's share of a batch: each plain record repaired, its result line appended.
-    fn repair_part(&self, batch: &Batch, lines: Range<usize>) -> Part {
-        let mut part = Part::default();
+    fn repair_part(&self, batch: &Batch, lines: Range<usize>, mut out: Vec<u8>) -> Part {
+        out.clear();
+        let mut part = Part { out, ..Part::default() };
         // Each distinct schema text looked up in the shared cache once per part.
         let mut schemas = HashMap::with_hasher(foldhash::fast::RandomState::default());
         for index in lines {
