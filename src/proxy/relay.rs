@@ -1,19 +1,24 @@
 //! The SSE relay: upstream chunks through the stream repair to the client, keep-alive pings
 //! while tool input is held, and the upstream request dropped as soon as the client goes.
+//!
+//! The relay is the client's body itself, polled by the connection that sends it: no task of
+//! its own and no channel between it and the client, so a chunk costs no task hand-off. When
+//! the client goes, hyper drops the body, and with it the upstream response.
 
 use super::App;
 use crate::schema::ToolCatalog;
 use crate::stream::{ping_frame, Step, StreamOptions, StreamRepairer};
 use axum::body::Body;
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use futures_util::{Stream, StreamExt};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
-
-type Chunk = Result<Bytes, std::io::Error>;
 
 /// What the relay needs to know about the request it serves.
 pub struct RelayContext {
@@ -26,95 +31,167 @@ pub struct RelayContext {
     pub rewrite_time: Duration,
 }
 
-/// Starts the relay task and returns the client's body.
+/// The client's body: the upstream stream through the repair.
 pub fn relay(app: Arc<App>, upstream: reqwest::Response, context: RelayContext) -> Body {
-    let (sender, receiver) = mpsc::channel::<Chunk>(64);
-    let tracker = app.tracker.clone();
-    tracker.spawn(run(app, upstream, context, sender));
-    Body::from_stream(futures_util::stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|chunk| (chunk, receiver))
-    }))
+    Body::from_stream(Relay::new(app, upstream, context))
 }
 
-async fn run(app: Arc<App>, upstream: reqwest::Response, context: RelayContext, sender: mpsc::Sender<Chunk>) {
-    let options = StreamOptions { max_held_bytes: app.config.max_held_bytes, ..StreamOptions::default() };
-    let mut machine = StreamRepairer::new(context.tools.clone(), options);
-    let mut body = upstream.bytes_stream();
-    let mut overhead = context.rewrite_time;
-    let mut last_sent = Instant::now();
-    let mut hold_started: Option<Instant> = None;
-    // The first tick one period from now: awaiting an immediate tick costs a timer round (~1 ms).
-    let period = app.config.keepalive.max(Duration::from_millis(10));
-    let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    loop {
-        tokio::select! {
-            chunk = body.next() => {
-                let ended = !matches!(chunk, Some(Ok(_)));
-                let (step, error) = match chunk {
-                    Some(Ok(bytes)) => {
-                        let began = Instant::now();
-                        let step = machine.feed(&bytes);
-                        overhead += began.elapsed();
-                        (step, None)
-                    }
-                    Some(Err(error)) => (machine.finish(), Some(error.without_url())),
-                    None => (machine.finish(), None),
-                };
-                report(&app, &context, &step);
-                match (machine.is_holding(), hold_started) {
-                    (true, None) => hold_started = Some(Instant::now()),
-                    (false, Some(since)) => {
-                        app.metrics.hold.observe(since.elapsed().as_secs_f64());
-                        hold_started = None;
-                    }
-                    _ => {}
-                }
-                if !step.chunks.is_empty() {
-                    if !send_all(&sender, step.chunks).await {
-                        break;
-                    }
-                    last_sent = Instant::now();
-                }
-                if let Some(error) = error {
-                    tracing::warn!(%error, request_id = %context.request_id, "upstream stream failed");
-                    app.record_event("upstream_error", serde_json::json!({"request_id": context.request_id, "reason": error.to_string()}));
-                    // The client sees the stream break as it would have without toolmend, after
-                    // the bytes above: a pause lets the server flush them before it aborts.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    let _ = sender.send(Err(std::io::Error::other("upstream stream failed"))).await;
-                    break;
-                }
-                if ended {
-                    break;
-                }
-            }
-            _ = keepalive.tick() => {
-                if machine.is_holding() && last_sent.elapsed() >= app.config.keepalive {
-                    if sender.send(Ok(Bytes::from_static(ping_frame()))).await.is_err() {
-                        break;
-                    }
-                    last_sent = Instant::now();
-                }
-            }
-            _ = sender.closed() => break,
+/// The client sees a failed upstream stream break as it would have without toolmend, after the
+/// bytes before it: the pause lets the server flush them before it aborts.
+const FLUSH_BEFORE_ABORT: Duration = Duration::from_millis(50);
+
+enum Phase {
+    Streaming,
+    /// The upstream failed: the chunks before the failure go out, then the error.
+    Failing(Pin<Box<tokio::time::Sleep>>),
+    Done,
+}
+
+struct Relay {
+    app: Arc<App>,
+    context: RelayContext,
+    machine: StreamRepairer,
+    upstream: BoxStream<'static, reqwest::Result<Bytes>>,
+    ready: VecDeque<Bytes>,
+    phase: Phase,
+    overhead: Duration,
+    last_sent: Instant,
+    hold_started: Option<Instant>,
+    /// Armed only while input is held.
+    keepalive: Option<Pin<Box<tokio::time::Sleep>>>,
+    recorded: bool,
+}
+
+impl Relay {
+    fn new(app: Arc<App>, upstream: reqwest::Response, context: RelayContext) -> Self {
+        let options = StreamOptions { max_held_bytes: app.config.max_held_bytes, ..StreamOptions::default() };
+        let machine = StreamRepairer::new(context.tools.clone(), options);
+        Self {
+            overhead: context.rewrite_time,
+            app,
+            context,
+            machine,
+            upstream: upstream.bytes_stream().boxed(),
+            ready: VecDeque::new(),
+            phase: Phase::Streaming,
+            last_sent: Instant::now(),
+            hold_started: None,
+            keepalive: None,
+            recorded: false,
         }
     }
-    app.metrics.overhead.observe(overhead.as_secs_f64());
-    app.metrics.request_duration.observe(context.started.elapsed().as_secs_f64());
-}
 
-/// Sends every chunk as it is; false once the client has gone.
-async fn send_all(sender: &mpsc::Sender<Chunk>, chunks: Vec<Bytes>) -> bool {
-    for chunk in chunks {
-        if sender.send(Ok(chunk)).await.is_err() {
-            return false;
+    /// Runs one upstream chunk (or its end) through the repair.
+    fn take(&mut self, chunk: Option<reqwest::Result<Bytes>>) {
+        let step = match &chunk {
+            Some(Ok(bytes)) => {
+                let began = Instant::now();
+                let step = self.machine.feed(bytes);
+                self.overhead += began.elapsed();
+                step
+            }
+            Some(Err(_)) | None => self.machine.finish(),
+        };
+        self.report(&step);
+        match (self.machine.is_holding(), self.hold_started) {
+            (true, None) => self.hold_started = Some(Instant::now()),
+            (false, Some(since)) => {
+                self.app.metrics.hold.observe(since.elapsed().as_secs_f64());
+                self.hold_started = None;
+            }
+            _ => {}
+        }
+        self.ready.extend(step.chunks);
+        match chunk {
+            Some(Ok(_)) => {}
+            Some(Err(error)) => {
+                let error = error.without_url();
+                tracing::warn!(%error, request_id = %self.context.request_id, "upstream stream failed");
+                self.app.record_event(
+                    "upstream_error",
+                    serde_json::json!({"request_id": self.context.request_id, "reason": error.to_string()}),
+                );
+                self.phase = Phase::Failing(Box::pin(tokio::time::sleep(FLUSH_BEFORE_ABORT)));
+                self.record();
+            }
+            None => {
+                self.phase = Phase::Done;
+                self.record();
+            }
         }
     }
-    true
+
+    fn report(&self, step: &Step) {
+        for decision in &step.decisions {
+            self.app.observe(decision, &self.context.request_id, self.context.schemas.get(&decision.tool));
+        }
+    }
+
+    /// A ping when input has been held for the keep-alive period with nothing sent.
+    fn poll_keepalive(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
+        if !self.machine.is_holding() {
+            self.keepalive = None;
+            return Poll::Pending;
+        }
+        let period = self.app.config.keepalive.max(Duration::from_millis(10));
+        let due = tokio::time::Instant::from_std(self.last_sent + period);
+        let timer = self.keepalive.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if timer.deadline() != due {
+            timer.as_mut().reset(due);
+        }
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Bytes::from_static(ping_frame())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The request's figures, once: at the stream's end, or when the client goes first.
+    fn record(&mut self) {
+        if std::mem::replace(&mut self.recorded, true) {
+            return;
+        }
+        self.app.metrics.overhead.observe(self.overhead.as_secs_f64());
+        self.app.metrics.request_duration.observe(self.context.started.elapsed().as_secs_f64());
+    }
 }
 
-fn report(app: &App, context: &RelayContext, step: &Step) {
-    for decision in &step.decisions {
-        app.observe(decision, &context.request_id, context.schemas.get(&decision.tool));
+impl Stream for Relay {
+    type Item = Result<Bytes, std::io::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(chunk) = this.ready.pop_front() {
+                this.last_sent = Instant::now();
+                return Poll::Ready(Some(Ok(chunk)));
+            }
+            match &mut this.phase {
+                Phase::Done => return Poll::Ready(None),
+                Phase::Failing(pause) => {
+                    std::task::ready!(pause.as_mut().poll(cx));
+                    this.phase = Phase::Done;
+                    return Poll::Ready(Some(Err(std::io::Error::other("upstream stream failed"))));
+                }
+                Phase::Streaming => {}
+            }
+            match this.upstream.poll_next_unpin(cx) {
+                Poll::Ready(chunk) => this.take(chunk),
+                Poll::Pending => {
+                    return match this.poll_keepalive(cx) {
+                        Poll::Ready(ping) => {
+                            this.last_sent = Instant::now();
+                            Poll::Ready(Some(Ok(ping)))
+                        }
+                        Poll::Pending => Poll::Pending,
+                    };
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.record();
     }
 }
