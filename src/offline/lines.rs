@@ -156,6 +156,26 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_read_drops_the_line_it_was_in_and_ends_the_source() {
+        /// Gives `a\nb`, then fails.
+        struct FailsAfterOneRead(bool);
+        impl io::Read for FailsAfterOneRead {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if std::mem::replace(&mut self.0, true) {
+                    return Err(io::Error::other("disk gone"));
+                }
+                buf[..3].copy_from_slice(b"a\nb");
+                Ok(3)
+            }
+        }
+        let mut lines = Lines::new(io::BufReader::new(FailsAfterOneRead(false)));
+        let batch = lines.next_batch(None);
+        assert_eq!(texts(&batch), [(0, "a")]);
+        assert!(matches!(batch.problems[..], [(2, LineProblem::Read(_))]), "{:?}", batch.problems);
+        assert!(lines.next_batch(None).is_empty());
+    }
+
+    #[test]
     fn a_batch_holds_at_most_batch_lines() {
         let input = "x\n".repeat(BATCH_LINES + 1);
         let mut lines = Lines::new(input.as_bytes());
