@@ -6,7 +6,7 @@
 //! `toolmend serve` child process, through the anchor (a minimal hyper pass-through proxy, no
 //! parsing) and through nginx (one worker, `proxy_buffering off`) when it is installed, for a
 //! tiny request and for a realistic Claude Code request (~450 KB, `tools` after `messages`), at
-//! 1, 64 and 512 concurrent streams. Then it reads toolmend's resident memory idle after that
+//! 1, 64 and 512 concurrent streams, the targets taken in turn in rounds. Then it reads toolmend's resident memory idle after that
 //! load, and with 1000 small streams held open.
 
 use bytes::Bytes;
@@ -54,12 +54,42 @@ async fn measure(client: &reqwest::Client, base: &str, body: &Bytes, concurrency
     Run { times, elapsed: started.elapsed() }
 }
 
+/// `total` requests to each target, in rounds that take the targets in turn (each round
+/// starting one target further on), so that a slow minute on this shared machine falls on every
+/// target alike rather than on whichever was measured then. A round holds at least four waves
+/// of `concurrency` requests.
+async fn interleaved(
+    client: &reqwest::Client,
+    targets: &[&str],
+    body: &Bytes,
+    concurrency: usize,
+    total: usize,
+) -> Vec<Run> {
+    let rounds = (total / (4 * concurrency)).clamp(1, 10);
+    let mut runs: Vec<Run> = targets.iter().map(|_| Run::default()).collect();
+    for round in 0..rounds {
+        for turn in 0..targets.len() {
+            let target = (round + turn) % targets.len();
+            let run = measure(client, targets[target], body, concurrency, total / rounds).await;
+            runs[target].absorb(run);
+        }
+    }
+    runs
+}
+
+#[derive(Default)]
 struct Run {
     times: Vec<Duration>,
     elapsed: Duration,
 }
 
 impl Run {
+    fn absorb(&mut self, other: Run) {
+        self.times.extend(other.times);
+        self.times.sort();
+        self.elapsed += other.elapsed;
+    }
+
     fn percentile(&self, p: f64) -> Duration {
         self.times[((self.times.len() as f64 - 1.0) * p).round() as usize]
     }
@@ -103,53 +133,83 @@ async fn main() {
     let started_rss = sidecar.rss_kib();
 
     let realistic = realistic::request(450_000);
+    // LATENCY_DUMP=DIR writes the two request bodies there (for a profiler's own client) and stops.
+    if let Ok(dir) = std::env::var("LATENCY_DUMP") {
+        std::fs::write(format!("{dir}/tiny.json"), tiny_body()).unwrap();
+        std::fs::write(format!("{dir}/realistic.json"), &realistic).unwrap();
+        return;
+    }
     println!(
         "realistic request: {} bytes, tools {} bytes (24 tools), tools after messages",
         realistic.len(),
         realistic::tools_bytes()
     );
-    let mut proxies: Vec<(&str, String)> = vec![("toolmend", sidecar.url.clone()), ("anchor", anchor)];
+    let mut proxies: Vec<(&str, String)> = vec![("toolmend", sidecar.url.clone())];
+    // Another build of toolmend beside this one, in the same run (before/after a change).
+    let baseline = std::env::var("TOOLMEND_BASELINE_BIN").ok().map(|bin| Sidecar::start_binary(&bin, &upstream));
+    if let Some(baseline) = &baseline {
+        proxies.push(("baseline", baseline.url.clone()));
+    }
+    proxies.push(("anchor", anchor));
     if let Some(nginx) = &nginx {
         proxies.push(("nginx", nginx.url.clone()));
     } else {
         println!("nginx is not installed: the hyper anchor only");
     }
+    let names: Vec<&str> = proxies.iter().map(|(name, _)| *name).collect();
+    let others = &names[1..];
     println!();
-    println!("| request | streams | requests | direct p50 / p99 (ms) | added p50 / p99 (ms): toolmend | anchor | nginx | toolmend ÷ anchor, p50 | toolmend ÷ nginx, p50 | req/s: direct / toolmend / anchor / nginx |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| request | streams | requests | direct p50 / p99 (ms) | added p50 / p99 (ms): {} | {} | req/s: direct / {} |",
+        names.join(" | "),
+        others.iter().map(|other| format!("toolmend ÷ {other}, p50")).collect::<Vec<_>>().join(" | "),
+        names.join(" / ")
+    );
+    println!("|{}", "---|".repeat(5 + names.len() + others.len()));
     let cases = [
-        ("tiny", Bytes::from(tiny_body()), [(1, 400), (64, 4000), (512, 8192)]),
-        ("realistic", Bytes::from(realistic), [(1, 200), (64, 1280), (512, 2048)]),
+        ("tiny", Bytes::from(tiny_body()), [(1, 1000), (64, 4000), (512, 8192)]),
+        ("realistic", Bytes::from(realistic), [(1, 1000), (64, 2560), (512, 2048)]),
     ];
+    // LATENCY_REQUEST=realistic and LATENCY_STREAMS=1 measure one part only (and skip memory).
+    let only_request = std::env::var("LATENCY_REQUEST").ok();
+    let only_streams: Option<usize> = std::env::var("LATENCY_STREAMS").ok().and_then(|s| s.parse().ok());
+    // LATENCY_SCALE=10 sends ten times the requests (a longer run, for a profiler).
+    let scale: usize = std::env::var("LATENCY_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     for (name, body, levels) in &cases {
+        if only_request.as_deref().is_some_and(|only| only != *name) {
+            continue;
+        }
         measure(&client, &upstream, body, 8, 32).await;
         for (_, url) in &proxies {
             measure(&client, url, body, 8, 32).await;
         }
+        let targets: Vec<&str> =
+            std::iter::once(upstream.as_str()).chain(proxies.iter().map(|(_, url)| url.as_str())).collect();
         for &(concurrency, total) in levels {
-            let direct = measure(&client, &upstream, body, concurrency, total).await;
-            let mut added = Vec::new();
-            let mut rates = vec![format!("{:.0}", direct.per_second())];
-            for (_, url) in &proxies {
-                let run = measure(&client, url, body, concurrency, total).await;
-                added.push(run.added(&direct));
-                rates.push(format!("{:.0}", run.per_second()));
+            if only_streams.is_some_and(|only| only != concurrency) {
+                continue;
             }
-            let cell =
-                |i: usize| added.get(i).map_or("-".to_string(), |(p50, p99)| format!("{} / {}", ms(*p50), ms(*p99)));
-            let versus = |i: usize| added.get(i).map_or("-".to_string(), |(p50, _)| ratio(added[0].0, *p50));
+            let total = total * scale;
+            let mut runs = interleaved(&client, &targets, body, concurrency, total).await.into_iter();
+            let direct = runs.next().expect("the direct run");
+            let runs: Vec<Run> = runs.collect();
+            let added: Vec<_> = runs.iter().map(|run| run.added(&direct)).collect();
+            let cells: Vec<String> = added.iter().map(|(p50, p99)| format!("{} / {}", ms(*p50), ms(*p99))).collect();
+            let versus: Vec<String> = added[1..].iter().map(|(p50, _)| ratio(added[0].0, *p50)).collect();
+            let rates: Vec<String> =
+                std::iter::once(&direct).chain(&runs).map(|run| format!("{:.0}", run.per_second())).collect();
             println!(
-                "| {name} | {concurrency} | {total} | {} / {} | {} | {} | {} | {} | {} | {} |",
+                "| {name} | {concurrency} | {total} | {} / {} | {} | {} | {} |",
                 ms(direct.percentile(0.5)),
                 ms(direct.percentile(0.99)),
-                cell(0),
-                cell(1),
-                cell(2),
-                versus(1),
-                versus(2),
+                cells.join(" | "),
+                versus.join(" | "),
                 rates.join(" / ")
             );
         }
+    }
+    if only_request.is_some() || only_streams.is_some() {
+        return;
     }
     tokio::time::sleep(Duration::from_secs(5)).await;
     let after_load_rss = sidecar.rss_kib();

@@ -585,3 +585,24 @@ async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_
     let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
     assert!(!metrics.contains(r#"outcome="repaired""#), "{metrics}");
 }
+
+#[tokio::test]
+async fn a_redirect_from_the_upstream_reaches_the_client_as_it_came() {
+    // A proxy that followed it would send the call somewhere else (and a 303 as a GET).
+    for status in [301u16, 302, 303, 307, 308] {
+        let harness = start(
+            move |request| match request.path.contains("elsewhere") {
+                true => Reply::json(200, &json!({"followed": true})),
+                false => Reply::json(status, &json!({})).with_header("location", "/elsewhere"),
+            },
+            |_| {},
+        )
+        .await;
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let url = format!("{}/v1/messages?beta=true", harness.proxy);
+        let response = client.post(url).json(&messages_request()).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        assert_eq!(response.headers()["location"], "/elsewhere");
+        assert_eq!(harness.upstream.requests().len(), 1, "the redirect was not followed ({status})");
+    }
+}

@@ -17,9 +17,18 @@ impl Sidecar {
 
     /// A sidecar whose process gets these extra environment variables.
     pub fn start_with(upstream: &str, env: &[(&str, &str)]) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         // TOOLMEND_BIN measures another build (an allocator comparison, BENCHMARKS.md).
         let binary = std::env::var("TOOLMEND_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_toolmend").to_string());
+        Self::spawn(&binary, upstream, env)
+    }
+
+    /// A sidecar from another build of the binary.
+    pub fn start_binary(binary: &str, upstream: &str) -> Self {
+        Self::spawn(binary, upstream, &[("TOOLMEND_LOG", "warn")])
+    }
+
+    fn spawn(binary: &str, upstream: &str, env: &[(&str, &str)]) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut child = Command::new(binary)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--upstream", upstream])
             .envs(env.iter().copied())

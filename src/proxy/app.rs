@@ -45,6 +45,9 @@ impl App {
         config.check()?;
         crate::init_tls();
         let client = reqwest::Client::builder()
+            // A transparent hop: the client sees a redirect and decides, as it would without
+            // toolmend (following it would send the call elsewhere, a 303 as a GET).
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(std::time::Duration::from_secs(30))
             .pool_idle_timeout(std::time::Duration::from_secs(60))
             .build()

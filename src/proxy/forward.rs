@@ -40,7 +40,7 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         None => match axum::body::to_bytes(body, app.config.max_request_bytes).await {
             Ok(whole) => {
                 let (sender, received) = oneshot::channel();
-                let _ = sender.send(whole.clone());
+                let _ = sender.send(request_tools_text(&whole).map(|tools| whole.slice_ref(tools.as_bytes())));
                 (RequestBody::Whole(whole), received)
             }
             Err(_) => return too_large(&app),
@@ -69,9 +69,9 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     // The tools are learned while the upstream answers (the request is on its way first):
     // only the `tools` text is read, and a catalog seen before is one lookup.
     let learn = async {
-        let body = received.await.ok()?;
-        let tools = if is_messages { request_tools_text(&body) } else { None };
-        Some((tools.and_then(|tools| app.schemas.catalog_for_text(tools))?, body))
+        let tools = received.await.ok().flatten().filter(|_| is_messages)?;
+        let catalog = app.schemas.catalog_for_text(std::str::from_utf8(&tools).ok()?)?;
+        Some((catalog, tools))
     };
     let mut learn = std::pin::pin!(learn);
     let (upstream, learned) = match future::select(std::pin::pin!(upstream), learn.as_mut()).await {
@@ -98,8 +98,8 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     let learned = learned.filter(|_| is_sse && status.is_success());
     let response_headers = client_response_headers(upstream.headers(), learned.is_some());
     let body = match learned {
-        Some((catalog, body)) => {
-            let schemas = if app.capture.is_some() { capture_schemas(&body) } else { HashMap::new() };
+        Some((catalog, tools)) => {
+            let schemas = if app.capture.is_some() { capture_schemas(&tools) } else { HashMap::new() };
             let request_id = upstream
                 .headers()
                 .get("request-id")
@@ -141,9 +141,9 @@ fn too_large(app: &App) -> Response {
     )
 }
 
-/// The request's raw schemas by tool name, for the capture file.
-fn capture_schemas(body: &[u8]) -> HashMap<String, Value> {
-    let tools: Value = request_tools_text(body).and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+/// The request's raw schemas by tool name (from its `tools` text), for the capture file.
+fn capture_schemas(tools: &[u8]) -> HashMap<String, Value> {
+    let tools: Value = serde_json::from_slice(tools).unwrap_or_default();
     tool_list(&tools)
         .unwrap_or_default()
         .iter()

@@ -174,6 +174,10 @@ impl<'s> Aligner<'s> {
         if !(trimmed.starts_with('[') || trimmed.starts_with('{')) {
             return None;
         }
+        // A key given twice is two readings (serde_json would keep the last).
+        if super::json5_reading::has_duplicate_keys(trimmed) {
+            return None;
+        }
         serde_json::from_str::<Value>(trimmed).ok().filter(|v| self.fits(v, id, 0))
     }
 

@@ -92,14 +92,63 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
-/// Whether every number in `value` appears in `raw` as written (so none was re-spelled).
+/// Whether the numbers in `value` are the number tokens of `raw`, each as written (so none was
+/// re-spelled: `0xFF`, `+5`, `5.0000000000000001` are not). Compared as sorted lists: objects
+/// need not keep the order of their members.
 fn numbers_keep_their_text(value: &Value, raw: &str) -> bool {
+    let mut read = Vec::new();
+    collect_numbers(value, &mut read);
+    let mut written = number_tokens(raw);
+    read.sort();
+    written.sort();
+    read == written
+}
+
+fn collect_numbers(value: &Value, out: &mut Vec<String>) {
     match value {
-        Value::Number(n) => raw.contains(&n.to_string()),
-        Value::Array(items) => items.iter().all(|v| numbers_keep_their_text(v, raw)),
-        Value::Object(map) => map.values().all(|v| numbers_keep_their_text(v, raw)),
-        _ => true,
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Array(items) => items.iter().for_each(|v| collect_numbers(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_numbers(v, out)),
+        _ => {}
     }
+}
+
+/// The number-like tokens of JSON5 text outside its strings and comments.
+fn number_tokens(raw: &str) -> Vec<String> {
+    let bytes = raw.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = raw[i..].find('\n').map_or(bytes.len(), |n| i + n);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = raw[i + 2..].find("*/").map_or(bytes.len(), |n| i + 2 + n + 2);
+            }
+            byte if (byte.is_ascii_digit() || matches!(byte, b'-' | b'+' | b'.'))
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'$'))) =>
+            {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'.' | b'+' | b'-')) {
+                    i += 1;
+                }
+                let token = &raw[start..i];
+                if token.bytes().any(|b| b.is_ascii_digit()) {
+                    tokens.push(token.to_string());
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    tokens
 }
 
 #[cfg(test)]
@@ -113,6 +162,10 @@ mod tests {
         assert_eq!(read("{timeout: 0xFF}"), None);
         assert_eq!(read("{ratio: .5}"), None);
         assert_eq!(read("[1]"), None);
+        // A re-spelled number is caught where its new spelling occurs elsewhere too.
+        assert_eq!(read("{command: 'ls', timeout: 0xFF, description: 'exit 255'}"), None);
+        assert_eq!(read("{command: 'sleep 5.0',\u{b}timeout: 5.0000000000000001}"), None);
+        assert_eq!(read("{a: -1.5, b: [2, 3]}").map(|v| v["b"][1].clone()), Some(serde_json::json!(3)));
         assert!(has_duplicate_keys(r#"{"a": {"b": 1, "b": 2}}"#));
         assert!(!has_duplicate_keys(r#"{"a": 1, "b": [{"a": 2}]}"#));
     }

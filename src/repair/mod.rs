@@ -65,7 +65,10 @@ pub fn parse_as_cli(raw: &str) -> Option<Value> {
     if text.is_empty() {
         return Some(Value::Object(Map::new()));
     }
-    match serde_json::from_str::<Value>(text).ok()? {
+    let parsed = serde_json::from_str::<Value>(text)
+        .ok()
+        .or_else(|| serde_json::from_str::<Value>(&without_lone_surrogates(text)?).ok())?;
+    match parsed {
         Value::Null => Some(Value::Object(Map::new())),
         value => Some(value),
     }
@@ -74,7 +77,51 @@ pub fn parse_as_cli(raw: &str) -> Option<Value> {
 /// Whether the CLI would parse `raw`, without building the value (the sidecar's hot path).
 pub fn is_valid_for_cli(raw: &str) -> bool {
     let text = raw.strip_prefix('\u{feff}').unwrap_or(raw);
-    text.is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+    text.is_empty()
+        || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+        || without_lone_surrogates(text).is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(&t).is_ok())
+}
+
+/// `text` with each `\u` escape of an unpaired surrogate replaced by `\ufffd`, if it has any:
+/// JavaScript's `JSON.parse` (the CLI's) takes them, serde_json does not. A model that cuts an
+/// emoji's pair (`\ud83d`) wrote input the CLI runs, so it is valid, not broken.
+fn without_lone_surrogates(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let escape_at = |i: usize| -> Option<u16> {
+        let hex = text.get(i + 2..i + 6)?;
+        (bytes.get(i + 1) == Some(&b'u')).then(|| u16::from_str_radix(hex, 16).ok()).flatten()
+    };
+    let (mut out, mut copied, mut i, mut changed) = (String::new(), 0, 0, false);
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = escape_at(i) else {
+            i += 2;
+            continue;
+        };
+        let paired = match unit {
+            0xD800..=0xDBFF => {
+                bytes.get(i + 6) == Some(&b'\\') && escape_at(i + 6).is_some_and(|n| (0xDC00..=0xDFFF).contains(&n))
+            }
+            0xDC00..=0xDFFF => false,
+            _ => {
+                i += 6;
+                continue;
+            }
+        };
+        if paired {
+            i += 12;
+            continue;
+        }
+        out.push_str(&text[copied..i]);
+        out.push_str("\\ufffd");
+        i += 6;
+        copied = i;
+        changed = true;
+    }
+    changed.then(|| out + &text[copied..])
 }
 
 /// Repairs one tool input against its schema (or, without one, in generic mode).
@@ -182,11 +229,25 @@ fn lenient_readings(
     let budget = (MAX_PARSED_BYTES / raw.len().max(1)).clamp(MIN_READINGS, MAX_READINGS);
     for _ in 0..budget {
         match parse_reading(raw, shapes, options.parse, options.tool.as_deref(), &mut choices) {
-            Ok(document) => match align_document(document, shapes) {
-                Ok(reading) => readings.offer(reading)?,
-                Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
-                Err(refusal) => readings.fail(refusal),
-            },
+            Ok(document) => {
+                let text_as_member = document.text_as_member;
+                match align_document(document, shapes) {
+                    Ok(reading) => {
+                        if let Some((pointer, message)) = readings.violation(&reading.value).filter(|_| text_as_member)
+                        {
+                            readings.doubt(format!("'{pointer}': {message}"));
+                        }
+                        readings.offer(reading)?
+                    }
+                    Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
+                    Err(refusal) => {
+                        if text_as_member {
+                            readings.doubt(refusal.message.clone());
+                        }
+                        readings.fail(refusal)
+                    }
+                }
+            }
             Err(error) if decisive(error.code) || (text_outside_refuses && error.code == RefusalCode::TextOutside) => {
                 return Err(error.into_refusal())
             }

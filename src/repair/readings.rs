@@ -23,11 +23,13 @@ pub struct Readings<'a> {
     fitting: Vec<Reading>,
     /// Why the first reading that did not fit failed: the refusal when none fits.
     first_failure: Option<Refusal>,
+    /// A reading that took key-shaped text as a member, and broke the schema with it.
+    doubt: Option<String>,
 }
 
 impl<'a> Readings<'a> {
     pub fn new(schema: Option<&'a ToolSchema>, tool: Option<&'a str>) -> Self {
-        Self { schema, tool, fitting: Vec::new(), first_failure: None }
+        Self { schema, tool, fitting: Vec::new(), first_failure: None, doubt: None }
     }
 
     /// Offers a reading. `Err` as soon as two different readings validate.
@@ -73,8 +75,27 @@ impl<'a> Readings<'a> {
         }
     }
 
+    /// A reading that took key-shaped text inside a value as a member and then broke the
+    /// schema (`rm -rf dist⏎dry_run: true`, `replace_all: yes`): the model may have meant that
+    /// member, so the reading that keeps it as text is not the only one.
+    pub fn doubt(&mut self, why: String) {
+        self.doubt.get_or_insert(why);
+    }
+
+    /// The schema's first violation by `value`, if any.
+    pub fn violation(&self, value: &Value) -> Option<(String, String)> {
+        violation(value, self.schema)
+    }
+
     /// The one reading that fits, or why there is none.
     pub fn decide(mut self) -> Result<(Value, Vec<Edit>), Refusal> {
+        if let (Some(why), false) = (&self.doubt, self.fitting.is_empty()) {
+            return Err(Refusal::new(
+                RefusalCode::Ambiguous,
+                format!("key-shaped text inside a value may be a member the schema rejects ({why})"),
+                None,
+            ));
+        }
         match self.fitting.pop() {
             Some(reading) => Ok((reading.value, reading.edits)),
             None => Err(self.first_failure.unwrap_or_else(|| {
@@ -90,6 +111,10 @@ fn envelope<'v>(value: &'v Value, tool: Option<&str>) -> Option<&'v Value> {
     let map = value.as_object()?;
     let name = map.get("name")?.as_str()?;
     if tool != Some(name) {
+        return None;
+    }
+    // Both given: two inputs for one call, either of which may be the one meant.
+    if map.contains_key("parameters") && map.contains_key("arguments") {
         return None;
     }
     let inner = map.get("parameters").or_else(|| map.get("arguments")).filter(|v| v.is_object())?;

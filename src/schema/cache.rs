@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 type Entries = HashMap<u64, Vec<(Value, Arc<ToolSchema>)>>;
 type TextEntries = HashMap<String, Result<Arc<ToolSchema>, SchemaError>>;
-type Catalogs = HashMap<Box<str>, Option<Arc<ToolCatalog>>>;
+type Catalogs = HashMap<u64, Vec<(Box<str>, Option<Arc<ToolCatalog>>)>>;
 
 /// Distinct `tools` arrays kept (each holds its text, tens of KB for Claude Code).
 const CATALOG_CAPACITY: usize = 64;
@@ -38,8 +38,11 @@ impl SchemaCache {
     /// The catalog of a `tools` array given as its JSON text; `None` when the text is not an
     /// array or names no tool with a schema. Built on first sight of the exact text.
     pub fn catalog_for_text(&self, tools: &str) -> Option<Arc<ToolCatalog>> {
-        if let Some(found) = self.catalogs.lock().unwrap_or_else(|p| p.into_inner()).get(tools) {
-            return found.clone();
+        let key = sampled_hash(tools);
+        if let Some(bucket) = self.catalogs.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            if let Some((_, found)) = bucket.iter().find(|(text, _)| **text == *tools) {
+                return found.clone();
+            }
         }
         let built = serde_json::from_str::<Value>(tools).ok().and_then(|value| {
             let list = value.as_array().and_then(|_| tool_list(&value))?;
@@ -48,10 +51,14 @@ impl SchemaCache {
             (!catalog.is_empty()).then(|| Arc::new(catalog))
         });
         let mut catalogs = self.catalogs.lock().unwrap_or_else(|p| p.into_inner());
-        if catalogs.len() >= CATALOG_CAPACITY {
+        // Entries, not buckets: texts that share a sample must not grow one bucket unbounded.
+        if catalogs.values().map(Vec::len).sum::<usize>() >= CATALOG_CAPACITY {
             catalogs.clear();
         }
-        catalogs.insert(tools.into(), built.clone());
+        let bucket = catalogs.entry(key).or_default();
+        if !bucket.iter().any(|(text, _)| **text == *tools) {
+            bucket.push((tools.into(), built.clone()));
+        }
         built
     }
 
@@ -128,6 +135,18 @@ fn content_hash(value: &Value) -> u64 {
     hasher.finish()
 }
 
+/// A hash of a `tools` text's length and its two ends, not of all its tens of KB: the lookup
+/// compares the whole text anyway, so texts that share a sample only share a bucket.
+fn sampled_hash(text: &str) -> u64 {
+    const SAMPLE: usize = 512;
+    let bytes = text.as_bytes();
+    let mut hasher = DefaultHasher::new();
+    bytes.len().hash(&mut hasher);
+    bytes[..bytes.len().min(SAMPLE)].hash(&mut hasher);
+    bytes[bytes.len().saturating_sub(SAMPLE)..].hash(&mut hasher);
+    hasher.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +175,26 @@ mod tests {
         for malformed in [r#"{"name": "a", "input_schema": {}}"#, r#"[1, "x"]"#, "[]", "[{\"name\": "] {
             assert!(cache.catalog_for_text(malformed).is_none(), "{malformed}");
         }
+    }
+
+    #[test]
+    fn texts_that_share_their_ends_get_their_own_catalogs() {
+        let cache = SchemaCache::new(8);
+        let pad = " ".repeat(2000);
+        let tools = |kind: &str| {
+            format!(
+                r#"[{{"name": "a",{pad}"input_schema": {{"type": "object", "properties": {{"x": {{"type": "{kind}"}}}}}}}}{pad}]"#
+            )
+        };
+        let (strings, numbers) = (tools("string"), tools("number"));
+        assert_eq!(strings.len(), numbers.len());
+        let first = cache.catalog_for_text(&strings).unwrap();
+        let second = cache.catalog_for_text(&numbers).unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        let valid = |catalog: &ToolCatalog| {
+            catalog.get("a").unwrap().as_ref().unwrap().first_violation(&json!({"x": "s"})).is_none()
+        };
+        assert!(valid(&first) && !valid(&second));
+        assert!(Arc::ptr_eq(&second, &cache.catalog_for_text(&numbers).unwrap()));
     }
 }

@@ -4,6 +4,7 @@
 mod cache;
 mod catalog;
 mod member;
+pub mod member_scan;
 mod shape;
 pub mod strict;
 

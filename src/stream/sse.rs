@@ -18,37 +18,49 @@ pub struct FrameSplitter {
 }
 
 impl FrameSplitter {
-    /// Appends `chunk` and moves every complete frame into `frames`.
+    /// Appends `chunk` and moves every complete frame into `frames`. Jumps from line end to
+    /// line end (`memchr`), so the bytes of a line are not looked at one by one.
     pub fn push(&mut self, chunk: &[u8], frames: &mut Vec<Bytes>) {
         self.buffer.extend_from_slice(chunk);
         let mut i = self.scanned;
-        while i < self.buffer.len() {
-            let byte = self.buffer[i];
-            if std::mem::take(&mut self.after_cr) && byte == b'\n' {
-                i += 1;
-                continue;
+        loop {
+            if self.after_cr {
+                let Some(&byte) = self.buffer.get(i) else { break };
+                self.after_cr = false;
+                if byte == b'\n' {
+                    i += 1;
+                    continue;
+                }
             }
-            match byte {
-                b'\n' | b'\r' if self.line_is_empty => {
-                    let end = match (byte, self.buffer.get(i + 1)) {
-                        // `\r` last in the buffer: wait, a `\n` may follow and end the frame.
-                        (b'\r', None) => break,
-                        (b'\r', Some(b'\n')) => i + 2,
-                        _ => i + 1,
-                    };
-                    frames.push(self.buffer.split_to(end).freeze());
+            let Some(offset) = memchr::memchr2(b'\n', b'\r', &self.buffer[i..]) else {
+                if i < self.buffer.len() {
                     self.line_is_empty = false;
-                    i = 0;
                 }
-                b'\n' | b'\r' => {
-                    self.line_is_empty = true;
-                    self.after_cr = byte == b'\r';
-                    i += 1;
-                }
-                _ => {
-                    self.line_is_empty = false;
-                    i += 1;
-                }
+                i = self.buffer.len();
+                break;
+            };
+            if offset > 0 {
+                self.line_is_empty = false;
+            }
+            let at = i + offset;
+            let byte = self.buffer[at];
+            if self.line_is_empty {
+                let end = match (byte, self.buffer.get(at + 1)) {
+                    // `\r` last in the buffer: wait, a `\n` may follow and end the frame.
+                    (b'\r', None) => {
+                        i = at;
+                        break;
+                    }
+                    (b'\r', Some(b'\n')) => at + 2,
+                    _ => at + 1,
+                };
+                frames.push(self.buffer.split_to(end).freeze());
+                self.line_is_empty = false;
+                i = 0;
+            } else {
+                self.line_is_empty = true;
+                self.after_cr = byte == b'\r';
+                i = at + 1;
             }
         }
         self.scanned = i;
@@ -103,7 +115,7 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let (line, tail) = match rest.find(['\r', '\n']) {
+        let (line, tail) = match memchr::memchr2(b'\r', b'\n', rest.as_bytes()) {
             Some(end) => {
                 let ending = if rest[end..].starts_with("\r\n") { 2 } else { 1 };
                 (&rest[..end], &rest[end + ending..])
@@ -118,6 +130,72 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The splitter as first written, a byte at a time: the oracle for the one that jumps.
+    fn frames_byte_by_byte(input: &[u8]) -> (Vec<Vec<u8>>, Vec<u8>) {
+        let (mut frames, mut current, mut line_is_empty, mut after_cr) = (Vec::new(), Vec::new(), false, false);
+        let mut i = 0;
+        while i < input.len() {
+            let byte = input[i];
+            current.push(byte);
+            i += 1;
+            if std::mem::take(&mut after_cr) && byte == b'\n' {
+                continue;
+            }
+            match byte {
+                b'\r' if line_is_empty && input.get(i) == Some(&b'\n') => {
+                    current.push(b'\n');
+                    i += 1;
+                    frames.push(std::mem::take(&mut current));
+                    line_is_empty = false;
+                }
+                b'\n' | b'\r' if line_is_empty => {
+                    frames.push(std::mem::take(&mut current));
+                    line_is_empty = false;
+                }
+                b'\n' | b'\r' => {
+                    line_is_empty = true;
+                    after_cr = byte == b'\r';
+                }
+                _ => line_is_empty = false,
+            }
+        }
+        (frames, current)
+    }
+
+    proptest! {
+        #[test]
+        fn jumping_splits_like_reading_each_byte(
+            input in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'a'), Just(b':')], 0..40),
+            cuts in proptest::collection::vec(0usize..40, 0..4),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|cut| cut.min(input.len())).collect();
+            cuts.sort();
+            let mut splitter = FrameSplitter::default();
+            let mut frames = Vec::new();
+            let mut from = 0;
+            for cut in cuts.into_iter().chain([input.len()]) {
+                splitter.push(&input[from..cut], &mut frames);
+                from = cut;
+            }
+            let rest = splitter.take_rest();
+            let (expected, expected_rest) = frames_byte_by_byte(&input);
+            // A `\r` last in the input may still be followed by `\n`: the oracle, reading to the
+            // end, has ended the frame there; the splitter waits.
+            let waiting_on_cr = rest.len() > expected_rest.len();
+            let frames: Vec<Vec<u8>> = frames.iter().map(|f| f.to_vec()).collect();
+            if waiting_on_cr {
+                let mut joined = expected.last().cloned().unwrap_or_default();
+                joined.extend_from_slice(&expected_rest);
+                prop_assert_eq!(&frames[..], &expected[..expected.len() - 1]);
+                prop_assert_eq!(rest.to_vec(), joined);
+            } else {
+                prop_assert_eq!(frames, expected);
+                prop_assert_eq!(rest.to_vec(), expected_rest);
+            }
+        }
+    }
 
     #[test]
     fn frames_split_on_any_blank_line_style_across_chunks() {

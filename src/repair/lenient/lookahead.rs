@@ -15,6 +15,8 @@ pub(super) struct KeyAt {
     /// Declared and quoted: structure, never text.
     pub strong: bool,
     pub quoted: bool,
+    /// A colon follows the key (`"title" "x"` has lost its colon).
+    pub colon: bool,
 }
 
 pub(super) fn is_closer(byte: u8) -> bool {
@@ -57,7 +59,7 @@ impl Parser<'_> {
         if let Some((_, end)) = self.damaged_key(pos) {
             // A damaged key is structure only as a weak reading: it may be text.
             let colon = self.skip_ws_quiet(end);
-            return Some(KeyAt { after_colon: colon + 1, strong: false, quoted: false });
+            return Some(KeyAt { after_colon: colon + 1, strong: false, quoted: false, colon: true });
         }
         let (after_key, strong) = if first == b'"' || first == b'\'' {
             let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
@@ -67,7 +69,7 @@ impl Parser<'_> {
             }
             (close + 1, self.is_declared_or_open(&self.src[pos + 1..close]))
         } else if allow_bare {
-            let len = lexeme::identifier_len(&self.src[pos..])?;
+            let len = self.unquoted_key_len(pos)?;
             let word = &self.src[pos..pos + len];
             if !self.is_known_key(word) {
                 return None;
@@ -80,7 +82,50 @@ impl Parser<'_> {
         if bytes.get(colon) != Some(&b':') || self.src[colon..].starts_with("://") {
             return None;
         }
-        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'' })
+        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'', colon: true })
+    }
+
+    /// A key inside bare text at `pos`, as a weak reading where it is not one by
+    /// [`Self::key_at`]: any unquoted word followed by `: ` (in a closed object too — the model
+    /// may have meant a member the tool does not take), and a quoted declared name that lost its
+    /// colon before a value (`, "description" "clean"`).
+    pub(super) fn key_in_text_at(&self, pos: usize) -> Option<KeyAt> {
+        if let Some(key) = self.key_at(pos, true) {
+            return Some(key);
+        }
+        let bytes = self.src.as_bytes();
+        let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon });
+        match bytes.get(pos)? {
+            b'"' => {
+                let close = pos + 1 + memchr::memchr2(b'"', b'\n', bytes.get(pos + 1..)?)?;
+                let name = &self.src[pos + 1..close];
+                let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+                let value = self.skip_blank(close + 1);
+                let value_starts = value > close + 1 && matches!(bytes.get(value), Some(b'"' | b'{' | b'['));
+                (bytes[close] == b'"' && declared && value_starts).then_some(())?;
+                weak(value, true, false)
+            }
+            _ => {
+                let len = self.unquoted_key_len(pos)?;
+                let colon = pos + len;
+                let after = bytes.get(colon + 1);
+                let spaced = after.is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'{' | b'['));
+                (bytes.get(colon) == Some(&b':') && spaced && !self.frames.is_empty()).then_some(())?;
+                weak(colon + 1, false, true)
+            }
+        }
+    }
+
+    /// The length of an unquoted key at `pos`: an identifier, or a name the object declares
+    /// spelled out (`-i`, `-C`, `x-y`: declared names need not be identifiers).
+    pub(super) fn unquoted_key_len(&self, pos: usize) -> Option<usize> {
+        let rest = &self.src[pos..];
+        let declared = self.declared_keys().into_iter().flatten().filter(|key| {
+            rest.starts_with(*key)
+                && rest[key.len()..].trim_start_matches([' ', '\t']).starts_with(':')
+                && lexeme::identifier_len(key) != Some(key.len())
+        });
+        declared.map(str::len).max().or_else(|| lexeme::identifier_len(rest))
     }
 
     /// A declared key missing one of its quotes: `name":` (the opening lost) or `"name:` (the
@@ -127,6 +172,33 @@ impl Parser<'_> {
     /// Whether the root object starts again at `pos` (a `{` right after one of its members).
     pub(super) fn restarts_at(&self, pos: usize) -> bool {
         self.frames.len() == 1 && self.byte_at(pos) == Some(b'{')
+    }
+
+    /// Whether the key at `pos`, inside a nested object, is one the enclosing object declares.
+    pub(super) fn parent_declares_key_at(&self, pos: usize) -> bool {
+        let mut objects = self.frames.iter().rev().filter(|f| f.kind == FrameKind::Object);
+        let (Some(_), Some(parent)) = (objects.next(), objects.next()) else {
+            return false;
+        };
+        let Some(keys) = parent.keys.as_deref() else {
+            return false;
+        };
+        let bytes = self.src.as_bytes();
+        let name = match bytes.get(pos) {
+            Some(&quote @ (b'"' | b'\'')) => {
+                let Some(len) =
+                    bytes.get(pos + 1..).and_then(|rest| rest.iter().position(|&b| b == quote || b == b'\n'))
+                else {
+                    return false;
+                };
+                &self.src[pos + 1..pos + 1 + len]
+            }
+            _ => match self.unquoted_key_len(pos) {
+                Some(len) => &self.src[pos..pos + len],
+                None => return false,
+            },
+        };
+        keys.contains(&name)
     }
 
     /// A closer that closes nothing open inside an object (`["a"]], "b": 1`): where it ends,
@@ -271,6 +343,11 @@ impl Parser<'_> {
     /// Text around the object that names none of its keys with a `key:`.
     pub(super) fn names_no_key(&self, text: &str) -> bool {
         let keys = self.shapes.known_keys(self.shapes.root());
+        if let Some(keys) = &keys {
+            if names_a_key_loosely(text, keys) {
+                return false;
+            }
+        }
         let bytes = text.as_bytes();
         let mut start = 0;
         while start < bytes.len() {
@@ -293,4 +370,24 @@ impl Parser<'_> {
         }
         true
     }
+}
+
+/// Whether a phrase right before a `:` in `text` is one of `keys` written another way
+/// (`Timeout:`, `REPLACE ALL:`, `run-in-background:`): case, blanks, `_` and `-` aside.
+fn names_a_key_loosely(text: &str, keys: &[&str]) -> bool {
+    let loose = |s: &str| -> String {
+        s.chars().filter(|c| !matches!(c, ' ' | '\t' | '_' | '-')).flat_map(char::to_lowercase).collect()
+    };
+    let wanted: Vec<String> = keys.iter().map(|k| loose(k)).filter(|k| !k.is_empty()).collect();
+    text.match_indices(':').any(|(colon, _)| {
+        let before = &text[..colon];
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, ' ' | '\t' | '_' | '-')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let phrase = loose(&before[start..]);
+        // The phrase's last words: `Then set Timeout:` names `timeout`.
+        wanted.iter().any(|key| !phrase.is_empty() && phrase.ends_with(key.as_str()))
+    })
 }

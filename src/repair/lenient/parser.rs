@@ -37,6 +37,10 @@ pub struct Document {
     pub edits: Vec<Edit>,
     /// The grammar productions this parse used.
     pub productions: ProductionSet,
+    /// This reading took key-shaped text inside a value as a member (a weak key). Should it
+    /// break the schema, the model may have meant a member the tool does not take: the text
+    /// reading is then in doubt too.
+    pub text_as_member: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +76,10 @@ pub(super) struct Parser<'s> {
     /// The tool's name, when known: call-syntax wrappers must name it.
     pub tool: Option<&'s str>,
     pub comments: CommentFinder,
+    /// A weak key in bare text was taken as structure (see [`Document::text_as_member`]).
+    text_as_member: bool,
+    /// Where the root object's `{` is (none when it is missing).
+    root_open: Option<usize>,
     path: Vec<String>,
     options: ParseOptions,
 }
@@ -90,6 +98,20 @@ fn is_prefixed_literal(text: &str) -> bool {
         && body.len() >= 2
         && matches!(body.as_bytes()[0], b'"' | b'\'')
         && body.as_bytes()[body.len() - 1] == body.as_bytes()[0]
+}
+
+/// Whether unquoted `text` holds one of JSON's escapes as written (`\n`, `\"`, `\\`, `\u00e9`):
+/// `\b` and `\f` are left out, being regex and shell text far more often than JSON escapes.
+fn has_json_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b == b'\\'
+            && match bytes.get(i + 1) {
+                Some(b'n' | b't' | b'r' | b'"' | b'\\' | b'/') => true,
+                Some(b'u') => bytes.get(i + 2..i + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
+                _ => false,
+            }
+    })
 }
 
 /// Text `side` the object that is not a recognized wrapper: it may belong to the call.
@@ -125,6 +147,8 @@ pub fn parse_reading(
         brackets: Brackets::of(src),
         tool,
         comments: CommentFinder::default(),
+        text_as_member: false,
+        root_open: None,
         path: Vec::new(),
         options,
     };
@@ -210,17 +234,20 @@ impl<'s> Parser<'s> {
     /// (`, "name":` is a member's shape); at any other — a quoted name after a space or a line
     /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
     /// remembers a key this run already kept as text).
-    fn ends_at_key(&mut self, q: usize, after_comma: bool, declined: &mut Option<usize>) -> bool {
-        let Some(key) = self.key_at(q, true) else {
+    fn ends_at_key(&mut self, q: usize, after_comma: bool, line_start: bool, declined: &mut Option<usize>) -> bool {
+        let Some(key) = self.key_in_text_at(q) else {
             return false;
         };
-        if after_comma && key.quoted {
+        if after_comma && key.quoted && key.colon {
             return true;
         }
         if *declined == Some(q) {
             return false;
         }
         if self.choices.choose(2) == TAKE_AS_STRUCTURE {
+            // Mid-line (`grep -rn "TODO": src/`) a quoted word is rarely a member the model
+            // meant; after a comma or at a line start it may well be.
+            self.text_as_member |= after_comma || line_start;
             return true;
         }
         *declined = Some(q);
@@ -237,16 +264,24 @@ impl<'s> Parser<'s> {
         let close = self.brackets.closer_of(at)?;
         let inside = &self.src[at..close];
         let member_shaped = inside.contains("\":") || inside.contains("':");
-        (!member_shaped || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
+        // The root's `{` pairs with nothing and this bracket with the input's last closer
+        // (`"new_string": if (y) {}` with the object's `}` lost, or not): the closer may be
+        // the object's own.
+        let root_unpaired = self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none());
+        let takes_last_closer = root_unpaired && self.src.trim_end().len() == close + 1;
+        let doubtful = member_shaped || takes_last_closer;
+        (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
     }
 
     /// Whether the first inner quote the string read since edit `mark` closes a quoted word:
-    /// text right before it, a blank right after.
+    /// text right before it, a blank or a shell operator (`"cat"|"wc"`) right after.
     fn first_inner_quote_closes(&self, mark: usize) -> bool {
         let bytes = self.src.as_bytes();
         self.edits[mark..].iter().find(|e| e.kind == EditKind::EscapeInnerQuote).is_some_and(|e| {
             let at = e.span[0];
-            at > 0 && !bytes[at - 1].is_ascii_whitespace() && bytes.get(at + 1).is_some_and(u8::is_ascii_whitespace)
+            let ends_word =
+                |b: &u8| b.is_ascii_whitespace() || matches!(b, b'|' | b'&' | b';' | b'<' | b'>' | b'(' | b')');
+            at > 0 && !bytes[at - 1].is_ascii_whitespace() && bytes.get(at + 1).is_some_and(ends_word)
         })
     }
 
@@ -344,7 +379,13 @@ impl<'s> Parser<'s> {
                 }
             }
         }
-        Ok(Document { root, rivals, edits: std::mem::take(&mut self.edits), productions: self.productions })
+        Ok(Document {
+            root,
+            rivals,
+            edits: std::mem::take(&mut self.edits),
+            productions: self.productions,
+            text_as_member: self.text_as_member,
+        })
     }
 
     fn enter(&mut self, kind: FrameKind, keys: Option<Vec<&'s str>>, at: usize) -> Result<(), SyntaxError> {
@@ -414,6 +455,17 @@ impl<'s> Parser<'s> {
             frame.open = self.shapes.allows_undeclared(shape);
         }
         self.hit(Production::Object);
+        if self.frames.len() == 1 && !implicit {
+            self.root_open = Some(open);
+        }
+        // A nested object whose `}` is lost, or which pairs with the input's last closer while
+        // the root's pairs with nothing (either of the two closers may be the lost one).
+        let root_unpaired = self.root_open.is_some_and(|root| self.brackets.closer_of(root).is_none());
+        let unpaired = !implicit
+            && match self.brackets.closer_of(open) {
+                None => true,
+                Some(close) => root_unpaired && self.src.trim_end().len() == close + 1,
+            };
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
         let mut separated = true;
@@ -427,6 +479,16 @@ impl<'s> Parser<'s> {
                 self.comma(pos, &mut separated, &mut trailing_comma);
                 pos += 1;
                 continue;
+            }
+            if unpaired
+                && !members.is_empty()
+                && self.parent_declares_key_at(pos)
+                && self.choices.choose(2) == TAKE_AS_STRUCTURE
+            {
+                // `"options": {"verbose": true, "force": false` with a `}` lost: the member the
+                // enclosing object declares too may be the enclosing object's.
+                self.edit(EditKind::InsertCloser, pos..pos);
+                break pos;
             }
             if !separated {
                 self.edit(EditKind::InsertComma, pos..pos);
@@ -448,7 +510,7 @@ impl<'s> Parser<'s> {
             }
             match self.byte(pos) {
                 None | Some(b',' | b'}' | b']') => {}
-                Some(_) if self.key_colon_at(pos, true).is_some() => {}
+                Some(_) if self.key_in_text_at(pos).is_some() => {}
                 Some(_) => {
                     self.frames.pop();
                     return self.error("expected ',' or '}' after a member", pos);
@@ -495,7 +557,7 @@ impl<'s> Parser<'s> {
                 let (text, end) = self.string(pos, quote, true)?;
                 Ok((text, end))
             }
-            _ => match lexeme::identifier_len(&self.src[pos..]) {
+            _ => match self.unquoted_key_len(pos) {
                 Some(len) => {
                     self.edit(EditKind::QuoteKey, pos..pos + len);
                     Ok((self.src[pos..pos + len].to_string(), pos + len))
@@ -634,6 +696,26 @@ impl<'s> Parser<'s> {
             b'"' | b'\'' => {
                 let mark = self.edits.len();
                 let (text, end) = self.string(pos, byte, false)?;
+                let inner_quotes = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeInnerQuote);
+                let body = &self.src[pos + 1..end.saturating_sub(1).max(pos + 1)];
+                if inner_quotes && body.contains("\"\"") {
+                    // `"Find TODOs"""`: quotes doubled where one closes the string: which of
+                    // them is the text's own is unclear.
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a string with unescaped quotes doubled: which quote closes it is unclear",
+                        pos,
+                    ));
+                }
+                if inner_quotes && has_json_escape(body) {
+                    // Quotes left unescaped say the text was written raw; its `\"` and `\n` may
+                    // then be the text's own (`sed -i "s/\"a\"/\"b\"/"`) or JSON's: two readings.
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a string with unescaped inner quotes and JSON escapes: written raw or escaped is unclear",
+                        pos,
+                    ));
+                }
                 // An inner quote that closes a quoted word (`"/opt/My App/bin/app" --config
                 // "a.toml"`): the value may be text that starts with a quoted word.
                 if self.shapes.is_textual(shape)
@@ -711,9 +793,9 @@ impl<'s> Parser<'s> {
                     let past_comments = self.skip_ws_quiet(i + 1);
                     q >= bytes.len()
                         || is_closer(bytes[q])
-                        || self.ends_at_key(q, true, &mut declined)
+                        || self.ends_at_key(q, true, false, &mut declined)
                         // `ls,/**/"flag": false`: the comment may be text, so the key is weak.
-                        || (past_comments != q && self.ends_at_key(past_comments, false, &mut declined))
+                        || (past_comments != q && self.ends_at_key(past_comments, false, false, &mut declined))
                 }
                 b'}' | b']' => self.closer_ends_run(i),
                 b' ' | b'\t' | b'\r' | b'\n' => {
@@ -723,7 +805,7 @@ impl<'s> Parser<'s> {
                     let quoted = matches!(bytes.get(q), Some(b'"' | b'\''));
                     let ends = q >= bytes.len()
                         || self.comment_may_end_run(q)
-                        || ((newline || quoted) && self.ends_at_key(q, false, &mut declined));
+                        || ((newline || quoted) && self.ends_at_key(q, false, newline, &mut declined));
                     if !ends {
                         // Nothing in a run of blanks ends the value: step over it at once.
                         i = q;
@@ -751,9 +833,10 @@ impl<'s> Parser<'s> {
         if !text.chars().any(char::is_alphanumeric) {
             return self.error("expected a value", start);
         }
-        if text.as_bytes().windows(2).any(|w| w[0] == b'\\' && matches!(w[1], b'n' | b't' | b'r')) {
-            // `import os\nprint(1)`: a line break written out, or a backslash in a path.
-            return self.error("a written-out escape inside unquoted text: a line break or a backslash", start);
+        if has_json_escape(text) {
+            // `import os\nprint(1)`, `print(\"hi\")`: JSON's escaping kept after its quotes were
+            // lost, or text with backslashes of its own (a path, a shell escape): both readings.
+            return self.error("a written-out escape inside unquoted text: JSON escaping or a backslash", start);
         }
         if is_prefixed_literal(text) {
             // `u'ls'`, `r"\d+"`: a Python string with a prefix, not text with quotes.

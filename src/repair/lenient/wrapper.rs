@@ -42,7 +42,7 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
     let lead = rest.trim_start();
     let end = lead.find("```").or_else(|| lead.find('<')).or_else(|| lead.find('[')).unwrap_or(lead.len());
     let prose = lead[..end].trim_end();
-    if is_prose(prose) && prose.ends_with([':', '.', '!', '?']) {
+    if is_lead_in(prose, tool) && prose.ends_with([':', '.', '!', '?']) {
         rest = &lead[end..];
     }
     loop {
@@ -198,9 +198,89 @@ fn is_prose(text: &str) -> bool {
             .all(|c| c.is_alphanumeric() || c.is_whitespace() || matches!(c, ',' | '.' | ':' | '!' | '?' | '\'' | '’'))
 }
 
-/// A closing sentence: prose ending with '.', '!' or '?'.
+/// The words a lead-in that only presents the call is made of (`Here is the call:`, `Running:`,
+/// `Sure, I'll use the tool now:`). A word outside them may say where, as whom or how the call
+/// is meant (`sudo:`, `In the staging repo, run:`): such a lead-in is not dropped.
+const LEAD_IN_WORDS: [&str; 52] = [
+    "here",
+    "heres",
+    "is",
+    "are",
+    "the",
+    "a",
+    "an",
+    "my",
+    "this",
+    "that",
+    "following",
+    "below",
+    "call",
+    "calling",
+    "tool",
+    "function",
+    "input",
+    "arguments",
+    "args",
+    "parameters",
+    "params",
+    "json",
+    "command",
+    "request",
+    "i",
+    "ill",
+    "im",
+    "will",
+    "am",
+    "going",
+    "let",
+    "me",
+    "lets",
+    "now",
+    "run",
+    "running",
+    "execute",
+    "executing",
+    "invoke",
+    "invoking",
+    "use",
+    "using",
+    "with",
+    "to",
+    "it",
+    "okay",
+    "ok",
+    "sure",
+    "next",
+    "for",
+    "of",
+    "doing",
+];
+
+/// Prose made only of presentation words (and the tool's own name).
+fn is_lead_in(text: &str, tool: Option<&str>) -> bool {
+    is_prose(text)
+        && text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '\'' | '’' | '_'))).filter(|w| !w.is_empty()).all(
+            |word| {
+                let plain: String = word.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
+                LEAD_IN_WORDS.contains(&plain.as_str()) || tool.is_some_and(|tool| names_this_tool(word, Some(tool)))
+            },
+        )
+}
+
+/// One word alone after the call is more likely an argument that slipped out of it (`… main.`)
+/// than a sentence; these few are not.
+const ONE_WORD_SENTENCES: [&str; 5] = ["now", "please", "thanks", "done", "ok"];
+
+/// A closing sentence: prose ending with '.', '!' or '?' that starts as a sentence does (a
+/// capital letter), or one of the few one-word ones.
 fn is_sentence(text: &str) -> bool {
-    is_prose(text) && text.ends_with(['.', '!', '?']) && !text.contains(':')
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let starts_a_sentence = match words.as_slice() {
+        [word] => ONE_WORD_SENTENCES.contains(&word.trim_end_matches(['.', '!', '?']).to_lowercase().as_str()),
+        [first, ..] => first.starts_with(char::is_uppercase),
+        [] => false,
+    };
+    is_prose(text) && starts_a_sentence && text.ends_with(['.', '!', '?']) && !text.contains(':')
 }
 
 #[cfg(test)]
@@ -210,7 +290,7 @@ mod tests {
     #[test]
     fn prefixes_that_are_wrappers_and_prefixes_that_may_belong_to_the_call() {
         let fence = Opened { fence: true, paren: false };
-        let table: [(&str, Option<Opened>); 14] = [
+        let table: [(&str, Option<Opened>); 18] = [
             ("", Some(Opened::default())),
             ("```json\n", Some(fence)),
             ("Here is the call:\n```json\n", Some(fence)),
@@ -225,6 +305,10 @@ mod tests {
             ("echo $(", None),
             ("<b>", None),
             ("x = ", None),
+            ("sudo: ", None),
+            ("As root: ", None),
+            ("In the staging repo, run: ", None),
+            ("Sure, here is the call:\n", Some(Opened::default())),
         ];
         for (text, expected) in table {
             assert_eq!(prefix(text, None), expected, "{text:?}");
@@ -246,11 +330,13 @@ mod tests {
     #[test]
     fn suffixes_that_close_a_wrapper_and_suffixes_that_may_belong_to_the_call() {
         let fenced = Opened { fence: true, paren: false };
-        let table: [(&str, Opened, bool); 10] = [
+        let table: [(&str, Opened, bool); 12] = [
             ("", Opened::default(), true),
             ("\n```", fenced, true),
             ("\n```\nThat lists the files.", fenced, true),
             (" now.", Opened::default(), true),
+            (" main.", Opened::default(), false),
+            (" and main.", Opened::default(), false),
             ("</parameter>\n</invoke>", Opened::default(), true),
             (")", Opened { fence: false, paren: true }, true),
             (" --force", Opened::default(), false),

@@ -1,0 +1,238 @@
+//! [`top_level_member`](super::member::top_level_member) over a body that arrives in chunks: the
+//! scan runs as each chunk goes by, so when the last one is in only its own bytes are left to
+//! read, and the body is never joined into one buffer. Where the member's value lies is given
+//! as a span of the whole body; strings are skipped with `memchr`.
+
+use memchr::memchr2;
+use std::ops::Range;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the object's `{`.
+    Start,
+    /// Right after `{`: a key, or `}` (an empty object, which has no member).
+    FirstKey,
+    /// After `,`: a key.
+    Key,
+    /// Inside a key's string.
+    InKey {
+        escaped: bool,
+    },
+    /// After a key: `:`.
+    Colon,
+    /// After `:`: the value's first byte.
+    Value,
+    /// Inside a string; `depth` containers are open around it (0: the member's value itself).
+    InString {
+        escaped: bool,
+    },
+    /// Inside a container value, between its strings.
+    InContainer,
+    /// Inside a number or literal value.
+    InScalar,
+    /// After a value: `,` or `}`.
+    AfterValue,
+    /// The object ended, or its framing broke.
+    Done,
+    Failed,
+}
+
+/// Finds the span of the top-level member `name` as the body's chunks go by.
+pub struct MemberScanner {
+    name: &'static [u8],
+    state: State,
+    /// Bytes of the body seen before the current chunk.
+    offset: usize,
+    depth: usize,
+    key: Vec<u8>,
+    key_matches: bool,
+    value_start: usize,
+    found: Option<Range<usize>>,
+}
+
+fn is_blank(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+impl MemberScanner {
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name: name.as_bytes(),
+            state: State::Start,
+            offset: 0,
+            depth: 0,
+            key: Vec::new(),
+            key_matches: false,
+            value_start: 0,
+            found: None,
+        }
+    }
+
+    /// Reads the next chunk of the body.
+    pub fn push(&mut self, chunk: &[u8]) {
+        let mut i = 0;
+        while i < chunk.len() {
+            let byte = chunk[i];
+            let at = self.offset + i;
+            match self.state {
+                State::Done | State::Failed => break,
+                State::Start | State::FirstKey | State::Key | State::Colon | State::Value | State::AfterValue
+                    if is_blank(byte) => {}
+                State::Start => self.state = if byte == b'{' { State::FirstKey } else { State::Failed },
+                State::FirstKey | State::Key => {
+                    self.state = match byte {
+                        b'"' => {
+                            self.key.clear();
+                            State::InKey { escaped: false }
+                        }
+                        // `{}` has no member, and `{"a": 1,}` breaks the framing.
+                        _ => State::Failed,
+                    }
+                }
+                State::InKey { escaped } => {
+                    if !escaped && byte == b'"' {
+                        self.key_matches = self.key == self.name;
+                        self.state = State::Colon;
+                    } else {
+                        if self.key.len() <= self.name.len() {
+                            self.key.push(byte);
+                        }
+                        self.state = State::InKey { escaped: !escaped && byte == b'\\' };
+                    }
+                }
+                State::Colon => self.state = if byte == b':' { State::Value } else { State::Failed },
+                State::Value => {
+                    self.value_start = at;
+                    self.state = match byte {
+                        b'"' => {
+                            self.depth = 0;
+                            State::InString { escaped: false }
+                        }
+                        b'{' | b'[' => {
+                            self.depth = 1;
+                            State::InContainer
+                        }
+                        b',' | b'}' | b']' => State::Failed,
+                        _ => State::InScalar,
+                    }
+                }
+                State::InString { escaped: true } => self.state = State::InString { escaped: false },
+                State::InString { escaped: false } => match memchr2(b'"', b'\\', &chunk[i..]) {
+                    None => break,
+                    Some(n) if chunk[i + n] == b'\\' => {
+                        i += n;
+                        self.state = State::InString { escaped: true };
+                    }
+                    Some(n) => {
+                        i += n;
+                        self.state =
+                            if self.depth == 0 { self.value_ended(self.offset + i + 1) } else { State::InContainer };
+                    }
+                },
+                State::InContainer => match byte {
+                    b'"' => self.state = State::InString { escaped: false },
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth -= 1;
+                        if self.depth == 0 {
+                            self.state = self.value_ended(at + 1);
+                        }
+                    }
+                    _ => {}
+                },
+                State::InScalar => {
+                    if matches!(byte, b',' | b'}' | b']') || is_blank(byte) {
+                        self.state = self.value_ended(at);
+                        // The terminator is read again as what follows the value.
+                        continue;
+                    }
+                }
+                State::AfterValue => {
+                    self.state = match byte {
+                        b',' => State::Key,
+                        b'}' => State::Done,
+                        _ => State::Failed,
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.offset += chunk.len();
+    }
+
+    fn value_ended(&mut self, end: usize) -> State {
+        if self.key_matches {
+            if self.found.is_some() {
+                return State::Failed;
+            }
+            self.found = Some(self.value_start..end);
+        }
+        State::AfterValue
+    }
+
+    /// The member's span once the whole body was read; `None` as `top_level_member` gives it.
+    pub fn finish(self) -> Option<Range<usize>> {
+        (self.state == State::Done).then_some(self.found).flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::member::top_level_member;
+    use proptest::prelude::*;
+
+    fn scanned(body: &[u8], cuts: &[usize]) -> Option<String> {
+        let mut scanner = MemberScanner::new("tools");
+        let mut from = 0;
+        for &cut in cuts.iter().chain([&body.len()]) {
+            let cut = cut.clamp(from, body.len());
+            scanner.push(&body[from..cut]);
+            from = cut;
+        }
+        scanner.finish().map(|span| String::from_utf8(body[span].to_vec()).unwrap())
+    }
+
+    #[test]
+    fn finds_what_the_whole_body_scan_finds() {
+        for body in [
+            r#"{"tools": [1, 2]}"#,
+            r#"  {"a": "x\"y\\", "tools" : [{"n": "]}\"{["}] , "b": [[{}]]}  "#,
+            r#"{"messages": [{"content": [{"tools": "no"}]}], "tools": [], "stream": true}"#,
+            r#"{"x": -1.5e3, "y": null, "z": false, "tools": {"not": "an array"}}"#,
+            "{\"s\": \"\\u00e9 \u{1f600}\",\n\t\"tools\":\n[\"\\\\\"]\n}",
+            r#"{"tools": 12,"a":1}"#,
+            r#"{"tools": "x"}"#,
+            r#"{"a": 1}"#,
+            r#"{}"#,
+            "",
+            "[]",
+            r#"{"tools": [1, 2]"#,
+            r#"{"tools": [1], "tools": [2]}"#,
+            r#"{"tools": }"#,
+            r#"{"tools": [1]]}"#,
+            r#"{tools: [1]}"#,
+            r#"{"toolsx": [1], "tool": 2}"#,
+        ] {
+            let whole = top_level_member(body.as_bytes(), "tools").map(String::from);
+            for cut in 0..=body.len() {
+                assert_eq!(scanned(body.as_bytes(), &[cut]), whole, "{body:?} cut at {cut}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_cut_anywhere_scans_like_the_whole(
+            body in "[{}\\[\\]\",:\\\\ a-z0-9\n]{0,40}",
+            prefix in prop_oneof![Just(""), Just("{\"tools\": "), Just("{\"a\": 1, \"tools\": [")],
+            cuts in proptest::collection::vec(0usize..60, 0..4),
+        ) {
+            let body = format!("{prefix}{body}");
+            let mut cuts = cuts;
+            cuts.sort();
+            let whole = top_level_member(body.as_bytes(), "tools").map(String::from);
+            prop_assert_eq!(scanned(body.as_bytes(), &cuts), whole);
+        }
+    }
+}

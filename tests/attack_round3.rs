@@ -1,0 +1,282 @@
+//! The third attack review's findings on the lenient reading (/work/attack/round3): inputs that
+//! each once handed on a wrong repair. Each is now refused, or read the one way that fits; the
+//! neighbouring inputs that must still be repaired are checked beside them.
+
+use serde_json::{json, Value};
+use toolmend::repair::{repair, Outcome, RefusalCode, RepairOptions, Status};
+use toolmend::schema::ToolSchema;
+
+fn compile(schema: Value) -> ToolSchema {
+    ToolSchema::compile(&schema).unwrap()
+}
+
+fn closed(properties: Value, required: &[&str]) -> ToolSchema {
+    compile(json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}))
+}
+
+fn bash() -> ToolSchema {
+    closed(
+        json!({"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"},
+               "run_in_background": {"type": "boolean"}, "dangerouslyDisableSandbox": {"type": "boolean"}}),
+        &["command"],
+    )
+}
+
+fn edit() -> ToolSchema {
+    closed(
+        json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
+               "replace_all": {"type": "boolean", "default": false}}),
+        &["file_path", "old_string", "new_string"],
+    )
+}
+
+fn write() -> ToolSchema {
+    closed(json!({"file_path": {"type": "string"}, "content": {"type": "string"}}), &["file_path", "content"])
+}
+
+/// Claude Code's Grep: some declared names are not identifiers.
+fn grep() -> ToolSchema {
+    closed(
+        json!({"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"},
+               "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"]},
+               "-C": {"type": "number"}, "-i": {"type": "boolean"}, "-n": {"type": "boolean"}}),
+        &["pattern"],
+    )
+}
+
+/// The same names at two levels, as MCP schemas often have.
+fn nested() -> ToolSchema {
+    closed(
+        json!({"query": {"type": "string"},
+               "options": {"type": "object", "additionalProperties": false,
+                           "properties": {"verbose": {"type": "boolean"}, "force": {"type": "boolean"}, "limit": {"type": "integer"}}},
+               "force": {"type": "boolean"}, "limit": {"type": "integer"}}),
+        &["query"],
+    )
+}
+
+fn run(raw: &str, schema: &ToolSchema) -> Outcome {
+    repair(raw, Some(schema), &RepairOptions { stop_reason: Some("tool_use".into()), ..RepairOptions::default() })
+}
+
+fn refuses(schema: &ToolSchema, inputs: &[&str]) {
+    for raw in inputs {
+        let outcome = run(raw, schema);
+        assert_ne!(outcome.status, Status::Repaired, "{raw:?} was repaired to {:?}", outcome.input);
+        assert_ne!(outcome.status, Status::Valid, "{raw:?} passed as valid: {:?}", outcome.input);
+    }
+}
+
+fn repairs_to(schema: &ToolSchema, raw: &str, expected: Value) {
+    let outcome = run(raw, schema);
+    assert_eq!(outcome.status, Status::Repaired, "{raw:?}: {:?}", outcome.reason);
+    assert_eq!(outcome.input, Some(expected), "{raw:?}");
+}
+
+#[test]
+fn key_shaped_text_the_schema_rejects_does_not_become_part_of_the_value() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": rm -rf dist\ndry_run: true}",
+            "{\"command\": npm run build, cwd: ./frontend}",
+            "{\"command\": rm -rf dist\n\"dry_run\": true}",
+        ],
+    );
+    refuses(
+        &edit(),
+        &[
+            "{\"file_path\": /a.py, \"old_string\": foo, \"new_string\": bar, replaceAll: true}",
+            "{\"file_path\": \"/a.py\", \"old_string\": foo, \"new_string\": bar, replace_all: yes}",
+        ],
+    );
+    refuses(&grep(), &["{\"pattern\": TODO, output_mode: contents}"]);
+    let outcome = run("{\"command\": rm -rf dist\ndry_run: true}", &bash());
+    assert_eq!(outcome.reason.map(|r| r.code), Some(RefusalCode::Ambiguous));
+    // Mid-line, a quoted word before a colon is text (`grep -rn "TODO": src/`).
+    repairs_to(&bash(), "{\"command\": grep -rn \"TODO\": src/}", json!({"command": "grep -rn \"TODO\": src/"}));
+    // A colon that is not `key: ` stays text.
+    repairs_to(&bash(), "{\"command\": rsync -a host:/backup .}", json!({"command": "rsync -a host:/backup ."}));
+}
+
+#[test]
+fn declared_names_that_are_not_identifiers_are_keys_too() {
+    refuses(
+        &grep(),
+        &[
+            "{\"pattern\": TODO, -C: 3, \"path\": \"src\"}",
+            "{\"pattern\": foo, -i: true}",
+            "{\"pattern\": foo\n-i: true}",
+        ],
+    );
+    repairs_to(&grep(), "{\"pattern\": \"TODO\", -C: 3}", json!({"pattern": "TODO", "-C": 3}));
+}
+
+#[test]
+fn a_quoted_key_that_lost_its_colon_after_unquoted_text_is_a_second_reading() {
+    refuses(&bash(), &["{\"command\": rm -rf ./build, \"description\" \"clean build dir\"}"]);
+    let glob = closed(json!({"pattern": {"type": "string"}, "path": {"type": "string"}}), &["pattern"]);
+    refuses(&glob, &["{\"pattern\": **/*.py, \"path\" \"src\"}"]);
+}
+
+#[test]
+fn raw_text_with_inner_quotes_keeps_no_json_escape_decoded() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": \"sed -i \"s/\\\"a\\\"/\\\"b\\\"/\" f.json\"}",
+            "{\"command\": \"git commit -m \"fix: handle \\\"quoted\\\" names\"\"}",
+        ],
+    );
+    refuses(&write(), &["{\"file_path\": \"/a.py\", \"content\": \"print(\"a\\nb\")\"}"]);
+    refuses(
+        &edit(),
+        &["{\"file_path\": \"/a.js\", \"old_string\": \"s = \"x\\\"y\"\", \"new_string\": \"s = \"x\\\"z\"\"}"],
+    );
+    // Inner quotes alone are still read as the text's own.
+    repairs_to(&bash(), "{\"command\": \"echo \"hi\"\"}", json!({"command": "echo \"hi\""}));
+}
+
+#[test]
+fn unquoted_text_holding_json_escapes_is_refused() {
+    refuses(
+        &edit(),
+        &["{\"file_path\": \"/tmp/a.py\", \"old_string\": \"print(\\\"hi\\\")\", \"new_string\": print(\\\"hello\\\")}"],
+    );
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": find . -name \"*.py\" -exec grep -l \\\"TODO\\\" {} \\;}",
+            "{\"command\": echo \\\"done\\\" > status.txt, \"description\": \"mark done\"}",
+            "{\"command\": echo caf\\u00e9}",
+        ],
+    );
+    // A shell escape JSON does not have stays text.
+    repairs_to(&bash(), "{\"command\": find . -exec rm {} \\;}", json!({"command": "find . -exec rm {} \\;"}));
+}
+
+#[test]
+fn shell_operators_glued_to_quoted_words_do_not_invert_the_quotes() {
+    refuses(&bash(), &["{\"command\": \"cat\"|\"wc\"}", "{\"command\": \"make\"&&\"make install\"}"]);
+}
+
+#[test]
+fn a_bracket_that_may_hold_the_objects_own_closer_is_two_readings() {
+    refuses(&edit(), &["{\"file_path\": \"/a.js\", \"old_string\": if (x) {, \"new_string\": if (y) {}"]);
+    refuses(&write(), &["{\"file_path\": \"/a.py\", \"content\": d = {}"]);
+    refuses(&bash(), &["{\"command\": find . -exec rm {}"]);
+    // With the object's own closer there, the pair is the text's.
+    repairs_to(&bash(), "{\"command\": find . -exec rm {} +}", json!({"command": "find . -exec rm {} +"}));
+}
+
+#[test]
+fn a_member_after_a_nested_object_that_lost_its_closer_may_be_the_parents() {
+    refuses(
+        &nested(),
+        &[
+            "{\"query\": \"logs\", \"options\": {\"verbose\": true, \"limit\": 10, \"force\": false}",
+            "{\"query\": \"x\", \"options\": {\"verbose\": true, \"force\": true}",
+            "{\n  \"query\": \"logs\",\n  \"options\": {\n    \"verbose\": true\n  ,\n  \"force\": true\n}",
+        ],
+    );
+    // A member only the nested object declares stays in it.
+    repairs_to(
+        &nested(),
+        "{\"query\": \"x\", \"options\": {\"force\": true, \"verbose\": true}",
+        json!({"query": "x", "options": {"force": true, "verbose": true}}),
+    );
+}
+
+#[test]
+fn json_held_in_a_string_with_a_key_given_twice_is_not_unpacked() {
+    let multiedit = closed(
+        json!({"file_path": {"type": "string"},
+               "edits": {"type": "array", "minItems": 1, "items": {"type": "object", "additionalProperties": false,
+                   "required": ["old_string", "new_string"],
+                   "properties": {"old_string": {"type": "string"}, "new_string": {"type": "string"}, "replace_all": {"type": "boolean"}}}}}),
+        &["file_path", "edits"],
+    );
+    refuses(
+        &multiedit,
+        &["{\"file_path\": \"/a.py\", \"edits\": \"[{\\\"old_string\\\": \\\"a\\\", \\\"new_string\\\": \\\"b\\\", \\\"new_string\\\": \\\"rm\\\"}]\"}"],
+    );
+    refuses(
+        &nested(),
+        &[
+            "{\"query\": \"x\", \"options\": \"{\\\"force\\\": false, \\\"force\\\": true}\"}",
+            "{\"query\": x, \"options\": \"{\\\"force\\\": false, \\\"force\\\": true}\"}",
+        ],
+    );
+}
+
+#[test]
+fn an_envelope_with_both_parameters_and_arguments_is_not_unwrapped() {
+    let options =
+        RepairOptions { stop_reason: Some("tool_use".into()), tool: Some("Bash".into()), ..RepairOptions::default() };
+    for raw in [
+        "{\"name\": \"Bash\", \"parameters\": {\"command\": \"ls\"}, \"arguments\": {\"command\": \"rm -rf ~/x\"}}",
+        "{\"name\": \"Bash\", \"arguments\": {\"command\": \"rm -rf ~/x\"}, \"parameters\": {\"command\": \"ls\"}",
+    ] {
+        let outcome = repair(raw, Some(&bash()), &options);
+        assert!(!matches!(outcome.status, Status::Repaired | Status::Valid), "{raw:?}: {:?}", outcome.input);
+    }
+    let outcome = repair("{\"name\": \"Bash\", \"arguments\": {\"command\": \"ls\"}}", Some(&bash()), &options);
+    assert_eq!(outcome.input, Some(json!({"command": "ls"})));
+}
+
+#[test]
+fn a_lead_in_naming_a_parameter_in_another_case_is_not_prose() {
+    refuses(&bash(), &["Timeout: 600000. {\"command\": \"npm run e2e\"}"]);
+    refuses(
+        &edit(),
+        &["REPLACE ALL: yes. {\"file_path\": \"/a.py\", \"old_string\": \"foo\", \"new_string\": \"bar\"}"],
+    );
+    repairs_to(&bash(), "Here is the call: {\"command\": \"ls\"}", json!({"command": "ls"}));
+}
+
+#[test]
+fn json5_numbers_are_compared_where_they_stand() {
+    refuses(
+        &bash(),
+        &[
+            "{command: 'sleep 5.0',\u{b}timeout: 5.0000000000000001}",
+            "{command: 'ls', timeout: 0xFF, description: 'exit 255'}",
+        ],
+    );
+}
+
+#[test]
+fn a_lead_in_or_closing_word_that_may_qualify_the_call_is_not_dropped() {
+    refuses(
+        &bash(),
+        &[
+            "sudo: {\"command\": \"rm -rf /var/x\"}",
+            "As root: {\"command\": \"rm -rf /var/x\"}",
+            "In the staging repo, run: {\"command\": \"git push --force\"}",
+            "{\"command\": \"git push origin\"} main.",
+            "{\"command\": \"rm -rf build\"} dist.",
+        ],
+    );
+    repairs_to(&bash(), "Running: {\"command\": \"pytest -q\"} now.", json!({"command": "pytest -q"}));
+    repairs_to(&bash(), "Sure, I'll use the tool now: {\"command\": \"ls\"}", json!({"command": "ls"}));
+    repairs_to(&bash(), "{\"command\": \"ls\"}\nThat lists the files.", json!({"command": "ls"}));
+}
+
+#[test]
+fn quotes_doubled_inside_raw_text_are_refused() {
+    refuses(
+        &bash(),
+        &["{\"command\": \"ls\", \"description\": \"Find TODOs\"\"\"}", "{\"command\": \"echo \"\" done\"}"],
+    );
+}
+
+#[test]
+fn a_lone_surrogate_the_cli_parses_is_valid_not_broken() {
+    for raw in ["{\"command\": \"printf \\ud83d\"}", "{\"command\": \"ls\", \"description\": \"emoji cut \\ud83d\"}"] {
+        let outcome = run(raw, &bash());
+        assert_eq!(outcome.status, Status::Valid, "{raw:?}: {:?}", outcome.reason);
+        assert!(toolmend::repair::is_valid_for_cli(raw), "{raw:?}");
+    }
+    // A pair is a pair; an escaped backslash before `u` is no escape.
+    assert!(toolmend::repair::is_valid_for_cli("{\"a\": \"\\ud83d\\ude00 \\\\ud83d\"}"));
+}
