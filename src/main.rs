@@ -11,7 +11,7 @@ use toolmend::cli::{
     RunArgs, ScanArgs, ServeArgs, SettingsScope, StrictCheckArgs,
 };
 use toolmend::offline::report::Reporter;
-use toolmend::offline::{MissingSchema, Repairer, Summary, ToolCatalog};
+use toolmend::offline::{Repairer, Summary, ToolCatalog};
 use toolmend::proxy::settings::{self, Flags};
 use toolmend::proxy::Server;
 use toolmend::repair::{repair, RepairOptions, Status};
@@ -248,7 +248,7 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
     };
     let found =
         toolmend::offline::scan::transcript_files(&dir).with_context(|| format!("reading {}", dir.display()))?;
-    let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let on_terminal = std::io::IsTerminal::is_terminal(&io::stderr());
     let progress = |done: usize, total: usize| {
@@ -274,7 +274,7 @@ fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
         anyhow::bail!("{} exists; fix-transcript never writes over a file", args.output.display());
     }
     let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
-    let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
     let (fixed, summary) = toolmend::offline::fix::fix_transcript(&text, &repairer);
     toolmend::offline::fix::write_copy(&args.output, &args.input, &fixed)
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -306,7 +306,7 @@ fn post_tool_batch(args: PostToolBatchArgs) -> Result<()> {
     let mut input = String::new();
     io::stdin().read_to_string(&mut input).context("reading the hook input")?;
     let hook_input: serde_json::Value = serde_json::from_str(&input).context("the hook input is not JSON")?;
-    let repairer = Repairer::new(tools_option(args.tools.as_deref())?).with_missing_schema(MissingSchema::Refuse);
+    let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
     let findings = toolmend::offline::hook::findings(&hook_input, &repairer);
     if let Some(output) = toolmend::offline::hook::hook_output(&findings) {
         println!("{output}");
@@ -376,7 +376,16 @@ fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCod
     let options = RepairOptions { stop_reason, ..RepairOptions::default() };
     let outcome = repair(&raw, Some(&schema), &options);
     match (outcome.status, outcome.input) {
-        (Status::Valid | Status::Repaired, Some(input)) => {
+        (Status::Valid, Some(input)) => {
+            // The input's own bytes (minus the BOM the CLI drops), never re-spelled.
+            match toolmend::offline::valid_text(&raw) {
+                Some(text) if text.ends_with('\n') => print!("{text}"),
+                Some(text) => println!("{text}"),
+                None => println!("{input}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        (Status::Repaired, Some(input)) => {
             println!("{input}");
             Ok(ExitCode::SUCCESS)
         }

@@ -2,7 +2,7 @@
 //! handed on a wrong repair. Now each is refused, or read the one way that fits.
 
 use serde_json::{json, Value};
-use toolmend::repair::{repair, Outcome, RepairOptions, Status};
+use toolmend::repair::{repair, Outcome, RefusalCode, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
 fn schema(properties: Value, required: &[&str], closed: bool) -> ToolSchema {
@@ -284,4 +284,136 @@ fn python_string_forms_and_drive_letters_are_not_guessed() {
         Some(json!({"command": "printf \"a\nb\""})),
         "a letter escape anywhere else is an escape"
     );
+}
+
+// Round 3, foreign: the XML parameter syntaxes (src/repair/foreign.rs).
+
+fn repair_as(raw: &str, schema: &ToolSchema, tool: Option<&str>) -> Outcome {
+    let options = RepairOptions {
+        stop_reason: Some("tool_use".into()),
+        tool: tool.map(String::from),
+        ..RepairOptions::default()
+    };
+    repair(raw, Some(schema), &options)
+}
+
+fn multiedit() -> ToolSchema {
+    let edit = json!({"type": "object", "properties": {"old_string": {"type": "string"}, "new_string": {"type": "string"},
+                      "replace_all": {"type": "boolean"}}, "required": ["old_string", "new_string"],
+                      "additionalProperties": false});
+    schema(
+        json!({"file_path": {"type": "string"}, "edits": {"type": "array", "items": edit}}),
+        &["file_path", "edits"],
+        true,
+    )
+}
+
+#[test]
+fn two_calls_in_one_block_are_never_merged() {
+    refuses(
+        &write(),
+        &[
+            "<invoke name=\"Write\">\n<parameter name=\"file_path\">/tmp/a.md</parameter>\n</invoke>\n<invoke name=\"Write\">\n<parameter name=\"content\">second file body</parameter>\n</invoke>",
+            "<function=Write><parameter=file_path>/tmp/a.md</parameter></function><function=Write><parameter=content>body</parameter></function>",
+            "<invoke name=\"Write\"><parameter name=\"file_path\">/tmp/a.md</parameter><invoke name=\"Write\"><parameter name=\"content\">body</parameter>",
+        ],
+    );
+    refuses(
+        &bash(),
+        &[
+            "<invoke name=\"Bash\"><parameter name=\"command\">ls</parameter></invoke><invoke name=\"Bash\"><parameter name=\"description\">cleanup</parameter><parameter name=\"run_in_background\">true</parameter></invoke>",
+            "<tool_call><arg_key>command</arg_key><arg_value>sleep 900</arg_value></tool_call><tool_call><arg_key>timeout</arg_key><arg_value>600000</arg_value></tool_call>",
+        ],
+    );
+    let one = "<function_calls>\n<invoke name=\"Write\">\n<parameter name=\"file_path\">/tmp/a.md</parameter>\n<parameter name=\"content\">body</parameter>\n</invoke>\n</function_calls>";
+    assert_eq!(run(one, &write()).input, Some(json!({"file_path": "/tmp/a.md", "content": "body"})));
+}
+
+#[test]
+fn a_foreign_wrapper_naming_another_tool_is_not_this_call() {
+    let glob = schema(json!({"pattern": {"type": "string"}, "path": {"type": "string"}}), &["pattern"], true);
+    let expected = Some(json!({"pattern": "TODO", "path": "src"}));
+    for raw in [
+        "<invoke name=\"Grep\"><parameter name=\"pattern\">TODO</parameter><parameter name=\"path\">src</parameter></invoke>",
+        "<function=Grep><parameter=pattern>TODO</parameter><parameter=path>src</parameter></function>",
+        "<function><name>Grep</name><parameter name=\"pattern\">TODO</parameter><parameter name=\"path\">src</parameter></function>",
+    ] {
+        assert_ne!(repair_as(raw, &glob, Some("Glob")).status, Status::Repaired, "{raw:?}");
+        assert_eq!(repair_as(raw, &glob, None).input, expected, "tool unknown: {raw:?}");
+        let own = raw.replace("Grep", "Glob");
+        assert_eq!(repair_as(&own, &glob, Some("Glob")).input, expected, "{own:?}");
+    }
+}
+
+#[test]
+fn closing_tags_are_found_in_one_forward_scan() {
+    let run_on = format!("<parameter name=\"command\">ls{}", "</".repeat(200_000));
+    assert_eq!(run(&run_on, &bash()).reason.map(|r| r.code), Some(RefusalCode::Truncated));
+    let lone = "</x ".repeat(100_000);
+    let closed = format!("<parameter name=\"command\">cat {lone}</parameter>");
+    assert_eq!(run(&closed, &bash()).input, Some(json!({"command": format!("cat {lone}")})));
+    let shell = format!("{}echo ok >out.txt", "true </dev/null; ".repeat(25_000));
+    let raw = format!("<parameter name=\"command\">{shell}</parameter>");
+    assert_eq!(run(&raw, &bash()).input, Some(json!({"command": shell})));
+}
+
+#[test]
+fn a_foreign_json_value_that_gives_a_key_twice_is_refused() {
+    refuses(
+        &multiedit(),
+        &[
+            "<parameter name=\"file_path\">/a.py</parameter><parameter name=\"edits\">[{\"old_string\": \"a\", \"new_string\": \"b\", \"replace_all\": false, \"replace_all\": true}]</parameter>",
+            "<parameter name=\"file_path\">/a.py</parameter><parameter name=\"edits\">[{old_string: 'a', new_string: 'b', replace_all: false, replace_all: true}]</parameter>",
+        ],
+    );
+    let once = "<parameter name=\"file_path\">/a.py</parameter><parameter name=\"edits\">[{old_string: 'a', new_string: 'b', replace_all: true}]</parameter>";
+    let edits = json!([{"old_string": "a", "new_string": "b", "replace_all": true}]);
+    assert_eq!(run(once, &multiedit()).input, Some(json!({"file_path": "/a.py", "edits": edits})));
+}
+
+#[test]
+fn a_foreign_value_with_two_readings_is_refused() {
+    let paths = schema(
+        json!({"paths": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+               "recursive": {"type": "boolean"}}),
+        &["paths"],
+        true,
+    );
+    refuses(
+        &paths,
+        &["<parameter name=\"paths\">[\"a.txt\", \"b c.txt]</parameter><parameter name=\"recursive\">true</parameter>"],
+    );
+    refuses(
+        &bash(),
+        &[
+            "<parameter name=\"command\">>make clean</parameter>",
+            "<parameter=command>>make clean</parameter>",
+            "<arg_key>command</arg_key><arg_value>>make clean</arg_value>",
+        ],
+    );
+    let test = "<parameter name=\"command\">[ -f a ] && rm a</parameter>";
+    assert_eq!(run(test, &bash()).input, Some(json!({"command": "[ -f a ] && rm a"})), "a string-only value");
+}
+
+#[test]
+fn xml_entities_in_a_foreign_value_are_not_guessed() {
+    refuses(
+        &bash(),
+        &[
+            "<parameter name=\"command\">cat a.txt &gt; b.txt</parameter>",
+            "<parameter=command>make &amp;&amp; make install</parameter>",
+            "<parameter name=\"command\">echo &quot;hi&quot; &lt; in</parameter>",
+            "<parameter name=\"command\">echo it&#39;s</parameter>",
+        ],
+    );
+    let raw = "<parameter name=\"command\">make && echo R&D; x &gt</parameter>";
+    assert_eq!(run(raw, &bash()).input, Some(json!({"command": "make && echo R&D; x &gt"})));
+}
+
+#[test]
+fn a_deeply_nested_foreign_value_is_refused_not_a_crash() {
+    for value in ["[".repeat(50_000), format!("{}{}", "[".repeat(5_000), "]".repeat(5_000))] {
+        let raw = format!("<parameter name=\"file_path\">/a</parameter><parameter name=\"edits\">{value}</parameter>");
+        assert_eq!(run(&raw, &multiedit()).status, Status::Refused);
+    }
 }

@@ -93,8 +93,8 @@ fn key_shaped_text_the_schema_rejects_does_not_become_part_of_the_value() {
     refuses(&grep(), &["{\"pattern\": TODO, output_mode: contents}"]);
     let outcome = run("{\"command\": rm -rf dist\ndry_run: true}", &bash());
     assert_eq!(outcome.reason.map(|r| r.code), Some(RefusalCode::Ambiguous));
-    // Mid-line, a quoted word before a colon is text (`grep -rn "TODO": src/`).
-    repairs_to(&bash(), "{\"command\": grep -rn \"TODO\": src/}", json!({"command": "grep -rn \"TODO\": src/"}));
+    // Mid-line too: the structure reading breaks the schema with that very key.
+    refuses(&bash(), &["{\"command\": grep -rn \"TODO\": src/}", "{\"command\": rm -rf dist \"dry_run\": true}"]);
     // A colon that is not `key: ` stays text.
     repairs_to(&bash(), "{\"command\": rsync -a host:/backup .}", json!({"command": "rsync -a host:/backup ."}));
 }
@@ -259,15 +259,24 @@ fn a_lead_in_or_closing_word_that_may_qualify_the_call_is_not_dropped() {
     );
     repairs_to(&bash(), "Running: {\"command\": \"pytest -q\"} now.", json!({"command": "pytest -q"}));
     repairs_to(&bash(), "Sure, I'll use the tool now: {\"command\": \"ls\"}", json!({"command": "ls"}));
-    repairs_to(&bash(), "{\"command\": \"ls\"}\nThat lists the files.", json!({"command": "ls"}));
+    repairs_to(&bash(), "{\"command\": \"ls\"}\nThat is the call.", json!({"command": "ls"}));
+    // After the call, a sentence that says more than that may qualify it; one word alone may be
+    // an argument that slipped out, unless it ends a lead-in's sentence.
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": \"ls\"}\nThat lists the files.",
+            "{\"command\": \"rm -rf build\"} Do not run this yet.",
+            "{\"command\": \"sudo shutdown -h\"} now.",
+        ],
+    );
 }
 
 #[test]
 fn quotes_doubled_inside_raw_text_are_refused() {
-    refuses(
-        &bash(),
-        &["{\"command\": \"ls\", \"description\": \"Find TODOs\"\"\"}", "{\"command\": \"echo \"\" done\"}"],
-    );
+    refuses(&bash(), &["{\"command\": \"ls\", \"description\": \"Find TODOs\"\"\"}"]);
+    // An empty quoted word inside is the text's own.
+    repairs_to(&bash(), "{\"command\": \"ssh-keygen -N \"\" -f k\"}", json!({"command": "ssh-keygen -N \"\" -f k"}));
 }
 
 #[test]

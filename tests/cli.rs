@@ -101,10 +101,60 @@ fn repair_takes_schemas_from_a_tools_file_for_records_that_carry_none() {
         json!({"jurisdiction": "se", "terms": ["token machine"]}),
         "the array the schema asks for"
     );
-    let generic = toolmend(&["repair", "-"], &record);
+    let unnamed = json!({"id": "x", "raw": r#"{"jurisdiction": "se", "terms": token machine}"#}).to_string();
+    let generic = toolmend(&["repair", "-"], &unnamed);
     let line: Value = serde_json::from_slice(&generic.stdout).unwrap();
     assert_eq!(line["input"], json!({"jurisdiction": "se", "terms": "token machine"}), "generic mode: a string");
+    let named = toolmend(&["repair", "-"], &record);
+    let line: Value = serde_json::from_slice(&named.stdout).unwrap();
+    assert_eq!(line["status"], "refused", "a named tool without its schema is not checked: {line}");
+    assert_eq!(line["reason"]["code"], "unusable_schema");
     let _ = std::fs::remove_file(&tools);
+}
+
+#[test]
+fn a_capture_line_with_no_schema_or_no_stop_reason_is_refused() {
+    let schema = toolmend::demo::seed_tools()[0]["input_schema"].clone();
+    let raw = r#"{"jurisdiction": "se", "terms": token machine}"#;
+    let capture = |schema: &Value, stop_reason: Value| {
+        json!({"id": "c", "tool": "search", "schema": schema, "raw": raw, "stop_reason": stop_reason,
+            "request_id": "req_1", "status": "refused", "input": null, "edits": [], "reason": null})
+        .to_string()
+    };
+    let results = |input: String| -> Vec<Value> {
+        let output = toolmend(&["repair", "-"], &input);
+        text(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let lines = results(
+        [capture(&schema, json!("tool_use")), capture(&Value::Null, json!("tool_use")), capture(&schema, Value::Null)]
+            .join("\n"),
+    );
+    let outcomes: Vec<(&str, &str)> =
+        lines.iter().map(|l| (l["status"].as_str().unwrap(), l["reason"]["code"].as_str().unwrap_or("-"))).collect();
+    assert_eq!(outcomes, [("repaired", "-"), ("refused", "unusable_schema"), ("refused", "truncated")]);
+    // A plain record with no stop reason: none is known, the call is repaired.
+    let record = json!({"id": "r", "tool": "search", "schema": schema, "raw": raw}).to_string();
+    assert_eq!(results(record)[0]["status"], "repaired");
+}
+
+#[test]
+fn a_valid_input_comes_out_as_its_own_text() {
+    let schema = std::env::temp_dir().join(format!("toolmend-cli-bash-{}.json", std::process::id()));
+    let bash = json!({"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
+        "required": ["command"]});
+    std::fs::write(&schema, bash.to_string()).unwrap();
+    let raw = "{\"command\": \"echo caf\\u00e9 \\/tmp\",\n \"timeout\": 1E3}";
+    for input in [format!("\u{feff}{raw}\n"), raw.to_string()] {
+        let output = toolmend(&["repair", "--schema", schema.to_str().unwrap()], &input);
+        assert_eq!(output.status.code(), Some(0), "{input:?}: {}", text(&output.stderr));
+        assert_eq!(text(&output.stdout), format!("{raw}\n"), "{input:?}: byte for byte, minus the BOM");
+    }
+    let record = json!({"id": "v", "schema": bash, "raw": raw, "stop_reason": "tool_use"}).to_string();
+    let output = toolmend(&["repair", "-"], &record);
+    let line = text(&output.stdout);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(line.contains(r#""input":{"command": "echo caf\u00e9 \/tmp",  "timeout": 1E3}"#), "{line}");
+    let _ = std::fs::remove_file(&schema);
 }
 
 #[test]

@@ -107,7 +107,7 @@ fn recognized_wrappers_around_the_object_are_still_dropped() {
     let expected = json!({"command": "ls"});
     for raw in [
         "```json\n{\"command\": \"ls\",}\n```",
-        "Here is the call:\n```json\n{\"command\": \"ls\",}\n```\nThat lists the files.",
+        "Here is the call:\n```json\n{\"command\": \"ls\",}\n```\nThat is the call.",
         "Running: {\"command\": \"ls\",} now.",
         "Bash({\"command\": \"ls\",})",
         "{\"command\": \"ls\",}</parameter>\n</invoke>",
@@ -155,9 +155,10 @@ fn in_an_open_schema_a_quoted_word_inside_bare_text_is_two_readings() {
     let raw = "{\"command\": grep -rn \"TODO\": src/}";
     let open = run(raw, &bash(false));
     assert_refused(&open, raw);
-    // Closed, the split reading breaks the schema: the text is the one reading.
+    // Closed, the split reading breaks the schema with that very key: the model may have meant
+    // a member the tool does not take, so the text reading is in doubt too.
     let closed = run(raw, &bash(true));
-    assert_eq!(closed.input, Some(json!({"command": "grep -rn \"TODO\": src/"})));
+    assert_refused(&closed, raw);
 }
 
 #[test]

@@ -136,3 +136,142 @@ fn the_hook_never_fails_and_refuses_without_a_schema() {
     let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(printed.to_string().contains("no schema recorded for tool 'x'"), "{printed}");
 }
+
+const BASH: &str = "Bash";
+
+fn bash_shape() -> Value {
+    json!({"type": "api-request-shape", "shape": {"tools": [{"name": BASH, "input_schema": {"type": "object",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
+        "required": ["command"], "additionalProperties": false}}]}})
+}
+
+/// An assistant line of message `message` holding one unparsed Bash call (or, with no `id`, a
+/// text block).
+fn assistant_line(message: &str, stop_reason: Option<&str>, id: Option<&str>, raw: &str) -> Value {
+    let block = match id {
+        Some(id) => json!({"type": "tool_use", "id": id, "name": BASH,
+            "input": {"__unparsedToolInput": {"raw": raw, "len": raw.encode_utf16().count()}}}),
+        None => json!({"type": "text", "text": "done"}),
+    };
+    json!({"type": "assistant", "sessionId": "s", "message": {"id": message, "role": "assistant",
+        "stop_reason": stop_reason, "content": [block]}})
+}
+
+/// Calls cut at their message's end (or of no known end) and whole ones, as the CLI records them.
+fn stop_reason_transcript() -> (String, Vec<(&'static str, &'static str)>) {
+    let cut = r#"{"command": rm -rf /tmp/bu"#;
+    let whole = r#"{"command": ls -la}"#;
+    let lines = [
+        bash_shape(),
+        assistant_line("msg_a", Some("max_tokens"), Some("toolu_max"), cut),
+        assistant_line(
+            "msg_b",
+            Some("model_context_window_exceeded"),
+            Some("toolu_window"),
+            r#"{"command": "ls","timeout": 5"#,
+        ),
+        assistant_line("msg_c", Some("some_future_reason"), Some("toolu_future"), cut),
+        assistant_line("msg_d", None, Some("toolu_later_cut"), cut),
+        assistant_line("msg_d", Some("max_tokens"), None, ""),
+        assistant_line("msg_e", None, Some("toolu_later_whole"), whole),
+        assistant_line("msg_e", Some("tool_use"), None, ""),
+        assistant_line("msg_f", None, Some("toolu_unrecorded"), whole),
+        assistant_line("msg_g", Some("tool_use"), Some("toolu_whole"), whole),
+    ];
+    let text = lines.iter().map(|l| format!("{l}\n")).collect();
+    // What each path makes of each call: `repair` reads line by line and sees only the call's own
+    // line; the others fall back to a later line of the same message.
+    let expected = vec![
+        ("toolu_max", "refused"),
+        ("toolu_window", "refused"),
+        ("toolu_future", "refused"),
+        ("toolu_later_cut", "refused"),
+        ("toolu_later_whole", "repaired"),
+        ("toolu_unrecorded", "refused"),
+        ("toolu_whole", "repaired"),
+    ];
+    (text, expected)
+}
+
+#[test]
+fn a_transcript_call_whose_message_may_be_cut_is_refused_as_truncated_everywhere() {
+    let dir = scratch("stop-reasons");
+    let (transcript, expected) = stop_reason_transcript();
+    let path = dir.join("session.jsonl");
+    std::fs::write(&path, &transcript).unwrap();
+
+    // repair: one line at a time, the call's own line only.
+    let output = toolmend(&["repair", path.to_str().unwrap()], "");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let statuses: Vec<(String, String)> =
+        lines.iter().map(|l| (l["id"].as_str().unwrap().into(), l["status"].as_str().unwrap().into())).collect();
+    let repair_expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(id, status)| (id.to_string(), if *id == "toolu_later_whole" { "refused" } else { status }.to_string()))
+        .collect();
+    assert_eq!(statuses, repair_expected);
+    for line in lines.iter().filter(|l| l["status"] == "refused") {
+        assert_eq!(line["reason"]["code"], "truncated", "{line}");
+    }
+    assert_eq!(lines.last().unwrap()["input"], json!({"command": "ls -la"}));
+
+    // scan: the same counts as the hand count.
+    let output = toolmend(&["scan", dir.to_str().unwrap(), "--json"], "");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let bash = &report["tools"][BASH];
+    assert_eq!((bash["unparsed"].clone(), bash["repairable"].clone()), (json!(7), json!(2)), "{report}");
+    assert_eq!(bash["refused"], json!({"truncated": 5}), "{report}");
+
+    // fix-transcript: only the two whole calls are written back.
+    let fixed_path = dir.join("fixed.jsonl");
+    let output = toolmend(&["fix-transcript", path.to_str().unwrap(), fixed_path.to_str().unwrap()], "");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let fixed = std::fs::read_to_string(&fixed_path).unwrap();
+    let changed: Vec<String> = transcript
+        .lines()
+        .zip(fixed.lines())
+        .filter(|(old, new)| old != new)
+        .map(|(_, new)| {
+            serde_json::from_str::<Value>(new).unwrap()["message"]["content"][0]["id"].as_str().unwrap().into()
+        })
+        .collect();
+    assert_eq!(changed, ["toolu_later_whole", "toolu_whole"]);
+
+    // The hook: the call looked up by tool_use_id; a cut one gets no corrected input.
+    let calls: Vec<Value> = transcript
+        .lines()
+        .filter_map(|l| {
+            let block = serde_json::from_str::<Value>(l).unwrap()["message"]["content"][0].clone();
+            (block["type"] == "tool_use")
+                .then(|| json!({"tool_name": BASH, "tool_use_id": block["id"], "tool_input": block["input"]}))
+        })
+        .collect();
+    let stdin = json!({"hook_event_name": "PostToolBatch", "transcript_path": path, "tool_calls": calls});
+    let output = toolmend(&["hook", "post-tool-batch"], &stdin.to_string());
+    assert_eq!(output.status.code(), Some(0));
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let context = printed["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    for (id, status) in &expected {
+        let line = context.lines().find(|l| l.contains(&format!("(tool_use_id {id})"))).unwrap();
+        match *status {
+            "repaired" => assert!(line.contains(r#"The corrected input is: {"command":"ls -la"}"#), "{line}"),
+            _ => assert!(line.contains("truncated: ") && !line.contains("corrected input"), "{line}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_transcript_call_without_a_schema_is_refused_by_repair_too() {
+    let dir = scratch("no-schema");
+    let path = dir.join("session.jsonl");
+    let line = assistant_line("msg_a", Some("tool_use"), Some("toolu_1"), r#"{"command": ls, "extra": x}"#);
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let output = toolmend(&["repair", path.to_str().unwrap()], "");
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["status"], "refused", "{result}");
+    assert_eq!(result["reason"]["code"], "unusable_schema", "{result}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -281,3 +281,21 @@ fn json_that_breaks_the_schema_is_coerced_or_goes_out_unchanged_as_invalid() {
     assert_eq!(text(&out), off_enum, "handed on byte for byte");
     assert_eq!(decisions[0].outcome.status, Status::Invalid);
 }
+
+#[test]
+fn a_message_delta_naming_no_stop_reason_releases_the_held_block_unchanged() {
+    let recorded = text(&fixture("seed-malformed.sse"));
+    let named = r#""delta":{"stop_reason":"tool_use","stop_sequence":null}"#;
+    assert!(recorded.contains(named));
+    for delta in [r#""delta":{"stop_reason":null,"stop_sequence":null}"#, r#""delta":{"stop_sequence":null}"#] {
+        let input = recorded.replace(named, delta);
+        for chunks in [vec![], vec![9]] {
+            let (out, decisions) = run_chunked(input.as_bytes(), &chunks, StreamOptions::default());
+            assert_eq!(text(&out), input, "{delta}: handed on byte for byte");
+            assert_eq!(decisions.len(), 1);
+            assert_eq!(decisions[0].outcome.status, Status::Refused, "{delta}");
+            assert_eq!(decisions[0].outcome.reason.as_ref().unwrap().code.as_str(), "truncated", "{delta}");
+            assert_eq!(decisions[0].stop_reason, None);
+        }
+    }
+}

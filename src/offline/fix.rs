@@ -2,6 +2,7 @@
 //! `__unparsedToolInput` holds the repaired input instead; every other byte as it was.
 
 use super::record::unparsed_tool_use;
+use super::stops::TranscriptStops;
 use super::{Repairer, ToolCatalog};
 use crate::repair::Status;
 use crate::schema::tool_list;
@@ -38,6 +39,7 @@ pub fn write_copy(output: &Path, input: &Path, text: &str) -> std::io::Result<()
 pub fn fix_transcript(text: &str, repairer: &Repairer) -> (String, FixSummary) {
     let mut summary = FixSummary::default();
     let mut learned = ToolCatalog::default();
+    let mut stops = TranscriptStops::new(text);
     let mut out = Vec::with_capacity(text.len());
     for (index, line) in text.split('\n').enumerate() {
         let Ok(value) = serde_json::from_str::<Value>(line) else {
@@ -51,7 +53,12 @@ pub fn fix_transcript(text: &str, repairer: &Repairer) -> (String, FixSummary) {
         let mut fixed = line.to_string();
         let blocks = value["message"]["content"].as_array().filter(|_| is_record_of_message).into_iter().flatten();
         for block in blocks.filter(|b| b["type"] == "tool_use") {
-            let Some(call) = unparsed_tool_use(block) else { continue };
+            let Some(mut call) = unparsed_tool_use(block) else { continue };
+            // A request's copy of the message carries no stop reason: the assistant line's counts.
+            call.stop_reason = match value["type"] == "assistant" {
+                true => stops.of_line(&value),
+                false => block["id"].as_str().and_then(|id| stops.of_tool_use(id)),
+            };
             let id = call.id.clone().unwrap_or_default();
             let outcome = repairer.repair_call(&call, &learned);
             let (Status::Repaired, Some(input)) = (outcome.status, &outcome.input) else {

@@ -7,14 +7,15 @@ mod lines;
 mod record;
 pub mod report;
 pub mod scan;
+mod stops;
 pub mod strict_check;
 mod tools_file;
 
 pub use crate::schema::{tool_list, ToolCatalog};
-pub use record::{classify, Call, Line, LineError, ResultLine};
+pub use record::{classify, valid_text, Call, Line, LineError, Origin, ResultInput, ResultLine};
 pub use tools_file::{tools_from_text, ToolsFileError};
 
-use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
+use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status, StopReason};
 use crate::schema::{SchemaCache, SchemaError, ToolSchema};
 use lines::{Batch, Lines};
 use serde::Deserialize;
@@ -36,6 +37,9 @@ struct PlainRecord<'a> {
     tool: Option<String>,
     stop_reason: Option<String>,
     len: Option<usize>,
+    /// Set on the sidecar's capture lines only.
+    #[serde(borrow)]
+    request_id: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl PlainRecord<'_> {
@@ -48,6 +52,7 @@ impl PlainRecord<'_> {
             stop_reason: self.stop_reason,
             declared_len: self.len,
             why: None,
+            origin: if self.request_id.is_some() { Origin::Capture } else { Origin::Record },
         }
     }
 }
@@ -107,32 +112,16 @@ struct Part {
     summary: Summary,
 }
 
-/// How calls without a known schema are treated.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MissingSchema {
-    /// Repair in generic mode (plain records: the user chose to give no schema).
-    #[default]
-    Generic,
-    /// Refuse (transcripts and hooks: the tool had a schema, it is just not at hand).
-    Refuse,
-}
-
 /// Repairs calls one source at a time; `tools` (from `--tools`) backs up the schemas a
 /// transcript records itself.
 pub struct Repairer {
     tools: ToolCatalog,
     cache: SchemaCache,
-    missing_schema: MissingSchema,
 }
 
 impl Repairer {
     pub fn new(tools: ToolCatalog) -> Self {
-        Self { tools, cache: SchemaCache::new(1024), missing_schema: MissingSchema::Generic }
-    }
-
-    pub fn with_missing_schema(mut self, missing_schema: MissingSchema) -> Self {
-        self.missing_schema = missing_schema;
-        self
+        Self { tools, cache: SchemaCache::new(1024) }
     }
 
     /// Whether a schema for `tool` is known, from `learned` or `--tools`.
@@ -318,9 +307,16 @@ impl Repairer {
         self.repair_with(call, schema)
     }
 
+    /// A call from a message (transcript, capture, hook) with no stop reason may have been cut;
+    /// one with no schema cannot be checked, nor can a plain record naming its tool: refused.
+    /// Only a plain record without a tool name is repaired in generic mode.
     fn repair_with(&self, call: &Call, schema: Option<Result<Arc<ToolSchema>, SchemaError>>) -> Outcome {
+        let stop_reason = match (&call.stop_reason, call.origin.from_a_message()) {
+            (None, true) => Some(StopReason::UNRECORDED.to_string()),
+            (stop_reason, _) => stop_reason.clone(),
+        };
         let options = RepairOptions {
-            stop_reason: call.stop_reason.clone(),
+            stop_reason,
             declared_len: call.declared_len,
             tool: call.tool.clone(),
             ..RepairOptions::default()
@@ -329,7 +325,7 @@ impl Repairer {
         match schema {
             Some(Ok(schema)) => repair(&call.raw, Some(&schema), &options),
             Some(Err(error)) => Outcome::refused(Refusal::new(RefusalCode::UnusableSchema, error.to_string(), None)),
-            None if self.missing_schema == MissingSchema::Refuse
+            None if (call.origin.from_a_message() || call.tool.is_some())
                 && crate::repair::parse_as_cli(&call.raw).is_none() =>
             {
                 let tool = call.tool.as_deref().unwrap_or("?");
@@ -398,7 +394,9 @@ mod tests {
         expected.insert(BATCH_LINES + 3, "transcript".into());
         assert_eq!(ids, expected);
         assert_eq!(lines[2]["input"], json!({"cmd": "c2"}));
-        assert_eq!(summary.repaired, BATCH_LINES + 4 + 1);
+        assert_eq!(summary.repaired, BATCH_LINES + 4);
+        // The transcript call names no stop reason and its tool no schema: refused.
+        assert_eq!(summary.refused, 1);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The input lines `toolmend repair` understands, detected per line, and the result it writes.
 
-use crate::repair::{Edit, Outcome, Refusal};
+use crate::repair::{Edit, Outcome, Refusal, Status};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// One tool call to repair, whatever line it came from.
@@ -17,6 +18,30 @@ pub struct Call {
     pub declared_len: Option<usize>,
     /// The CLI's `why` marker (`may_be_judged_repaired` for late-joining MCP tools).
     pub why: Option<String>,
+    pub origin: Origin,
+}
+
+/// Where a call was recorded: it decides what a missing stop reason or schema means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// A plain record: the user gave what they had. No stop reason means none is known (the
+    /// call is repaired); no schema and no tool name means generic mode.
+    Record,
+    /// A sidecar capture line (it carries a `request_id`).
+    Capture,
+    /// A `tool_use` block of a Claude Code transcript.
+    Transcript,
+    /// A call in a PostToolBatch hook's input.
+    Hook,
+}
+
+impl Origin {
+    /// Whether the call comes from a message that stopped for a reason and a tool that had a
+    /// schema: when either is not at hand, the call may be cut or cannot be checked.
+    pub fn from_a_message(self) -> bool {
+        self != Self::Record
+    }
 }
 
 /// What one input line holds.
@@ -51,7 +76,9 @@ pub fn classify(mut value: Value) -> Result<Line, LineError> {
     }
     if value["type"] == "assistant" {
         let content = value["message"]["content"].as_array().map(Vec::as_slice).unwrap_or_default();
-        return Ok(Line::Calls(content.iter().filter_map(unparsed_tool_use).collect()));
+        let stop_reason = super::stops::own(&value).map(String::from);
+        let calls = content.iter().filter_map(unparsed_tool_use);
+        return Ok(Line::Calls(calls.map(|call| Call { stop_reason: stop_reason.clone(), ..call }).collect()));
     }
     if value.get("type").is_some() || value.get("uuid").is_some() {
         return Ok(Line::Nothing);
@@ -74,10 +101,12 @@ fn record(value: &mut Value) -> Result<Call, LineError> {
         stop_reason: text("stop_reason"),
         declared_len: value["len"].as_u64().map(|n| n as usize),
         why: None,
+        origin: if value["request_id"].is_string() { Origin::Capture } else { Origin::Record },
     })
 }
 
-/// A transcript's `tool_use` block whose input the CLI could not parse.
+/// A transcript's `tool_use` block whose input the CLI could not parse. Its stop reason is its
+/// message's, which the caller sets (see [`super::stops`]).
 pub fn unparsed_tool_use(block: &Value) -> Option<Call> {
     if block["type"] != "tool_use" {
         return None;
@@ -91,7 +120,37 @@ pub fn unparsed_tool_use(block: &Value) -> Option<Call> {
         stop_reason: None,
         declared_len: unparsed["len"].as_u64().map(|n| n as usize),
         why: unparsed["why"].as_str().map(String::from),
+        origin: Origin::Transcript,
     })
+}
+
+/// A valid input's own text as the CLI reads it (one leading BOM dropped), never re-spelled;
+/// `None` where the CLI reads the text as `{}` (empty, or `null`): that is the input then.
+pub fn valid_text(raw: &str) -> Option<&str> {
+    let text = raw.strip_prefix('\u{feff}').unwrap_or(raw);
+    match text.trim_matches([' ', '\t', '\n', '\r']) {
+        "" | "null" => None,
+        _ => Some(text),
+    }
+}
+
+/// A result's input: a valid one as its own text, a repaired or invalid one as the value.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum ResultInput<'a> {
+    Text(Box<RawValue>),
+    Value(&'a Value),
+}
+
+impl<'a> ResultInput<'a> {
+    fn of(call: &Call, outcome: &'a Outcome) -> Option<Self> {
+        let own = valid_text(&call.raw).filter(|_| outcome.status == Status::Valid).and_then(|text| {
+            // Line breaks can only sit between tokens; in JSON Lines they become spaces.
+            let line = if text.contains(['\n', '\r']) { text.replace(['\n', '\r'], " ") } else { text.to_string() };
+            RawValue::from_string(line).ok()
+        });
+        own.map(Self::Text).or_else(|| outcome.input.as_ref().map(Self::Value))
+    }
 }
 
 /// One output line: `{"id", "tool", "status", "input", "edits", "reason"}`.
@@ -100,7 +159,7 @@ pub struct ResultLine<'a> {
     pub id: Option<&'a str>,
     pub tool: Option<&'a str>,
     pub status: &'static str,
-    pub input: Option<&'a Value>,
+    pub input: Option<ResultInput<'a>>,
     pub edits: &'a [Edit],
     pub reason: Option<&'a Refusal>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,7 +172,7 @@ impl<'a> ResultLine<'a> {
             id: call.id.as_deref(),
             tool: call.tool.as_deref(),
             status: outcome.status.as_str(),
-            input: outcome.input.as_ref(),
+            input: ResultInput::of(call, outcome),
             edits: &outcome.edits,
             reason: outcome.reason.as_ref(),
             why: call.why.as_deref(),

@@ -2,6 +2,7 @@
 //! transcripts, and how much of it toolmend would repair.
 
 use super::record::unparsed_tool_use;
+use super::stops::TranscriptStops;
 use super::{Repairer, ToolCatalog};
 use crate::repair::Status;
 use crate::schema::tool_list;
@@ -171,6 +172,7 @@ fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
     };
     let fallback_session = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut learned = ToolCatalog::default();
+    let mut stops = TranscriptStops::new(&text);
     let line_count = text.lines().count();
     for (index, line) in text.lines().enumerate() {
         let value: Value = match serde_json::from_str(line) {
@@ -196,7 +198,8 @@ fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
             let tool = block["name"].as_str().unwrap_or("?").to_string();
             let stats = report.tools.entry(tool).or_default();
             stats.calls += 1;
-            let Some(call) = unparsed_tool_use(block) else { continue };
+            let Some(mut call) = unparsed_tool_use(block) else { continue };
+            call.stop_reason = stops.of_line(&value);
             stats.unparsed += 1;
             stats.sessions.insert(session.clone());
             let outcome = repairer.repair_call(&call, &learned);

@@ -8,7 +8,7 @@ use super::edit::{Edit, EditKind};
 use super::lenient::{parse_document, ParseOptions};
 use super::outcome::{Outcome, Refusal, RefusalCode};
 use super::readings::{Reading, Readings};
-use super::{parse_as_cli, RepairOptions, StopReason};
+use super::{RepairOptions, StopReason};
 use crate::schema::ToolSchema;
 use serde_json::Value;
 
@@ -55,7 +55,8 @@ fn offer_decoded(
     parse: ParseOptions,
     readings: &mut Readings,
 ) -> Result<(), Refusal> {
-    let Some(decoded @ Value::Object(_)) = parse_as_cli(inner) else {
+    // Only what serde_json itself reads: the surrogate fallback would change the text.
+    let Some(decoded @ Value::Object(_)) = serde_json::from_str::<Value>(inner).ok() else {
         return Ok(());
     };
     if super::json5_reading::has_duplicate_keys(inner) {

@@ -3,13 +3,17 @@
 //! `<function=NAME>…</function>` or `<invoke name="…">…</invoke>`), and
 //! `<arg_key>K</arg_key><arg_value>V</arg_value>`. K must be a property the schema declares. V
 //! is verbatim text for a string property; for other types it is read as JSON. One line break
-//! right after the opening tag and one right before the closing tag belong to the syntax.
+//! right after the opening tag and one right before the closing tag belong to the syntax. One
+//! block is one call: a second call after it, or a wrapper naming another tool, is never read
+//! into this one.
 
 use super::edit::{Edit, EditKind};
-use super::lenient::ParseOptions;
+use super::lenient::{names_this_tool, ParseOptions};
 use super::outcome::{Refusal, RefusalCode};
 use super::readings::{Reading, Readings};
+use super::RepairOptions;
 use crate::schema::{escape_pointer, Shape, ShapeId, ShapeSet};
+use memchr::memmem;
 use serde_json::{Map, Value};
 use std::ops::Range;
 
@@ -62,16 +66,62 @@ fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
     }
 }
 
+/// A value's text beyond its tags: no damaged closing tag, no doubled `>`, no entity.
+fn reads_one_way(raw: &str, tag_end: usize, span: &Range<usize>) -> Result<(), Refusal> {
+    holds_no_tags(raw, span)?;
+    if raw[tag_end..].starts_with('>') {
+        return Err(ambiguous(
+            "a '>' right after the opening tag: a doubled delimiter, or the value's first character",
+            tag_end,
+        ));
+    }
+    match holds_entity(&raw[span.clone()]) {
+        true => Err(ambiguous("the value holds an XML entity (`&gt;`, `&amp;`, …): decoded or as written", span.start)),
+        false => Ok(()),
+    }
+}
+
+/// Whether `text` holds `&gt;`, `&lt;`, `&amp;`, `&quot;`, `&apos;` or a numeric `&#…;`.
+fn holds_entity(text: &str) -> bool {
+    memchr::memchr_iter(b'&', text.as_bytes()).any(|at| {
+        let body = &text.as_bytes()[at + 1..];
+        let Some(end) = body.iter().take(10).position(|b| *b == b';') else {
+            return false;
+        };
+        let name = &body[..end];
+        let digits = |n: &[u8], hex: bool| {
+            !n.is_empty() && n.iter().all(|b| if hex { b.is_ascii_hexdigit() } else { b.is_ascii_digit() })
+        };
+        match name {
+            b"gt" | b"lt" | b"amp" | b"quot" | b"apos" => true,
+            [b'#', b'x' | b'X', hex @ ..] => digits(hex, true),
+            [b'#', decimal @ ..] => digits(decimal, false),
+            _ => false,
+        }
+    })
+}
+
+fn ambiguous(message: &str, at: usize) -> Refusal {
+    Refusal::new(RefusalCode::Ambiguous, message, Some(at))
+}
+
 /// Offers the readings of `raw` as foreign syntax, if it is written in one. Returns `Err` only
-/// for a refusal that holds for the whole input (a value cut before its closing tag).
-pub fn offer(raw: &str, shapes: &ShapeSet, _parse: ParseOptions, readings: &mut Readings) -> Result<(), Refusal> {
+/// for a refusal that holds for the whole input (a value cut before its closing tag, two calls,
+/// a value with two readings). `tool`, when known, is the name a wrapper may give.
+pub fn offer(
+    raw: &str,
+    shapes: &ShapeSet,
+    parse: ParseOptions,
+    tool: Option<&str>,
+    readings: &mut Readings,
+) -> Result<(), Refusal> {
     if !raw.contains("<parameter") && !raw.contains("<arg_key") && !raw.contains("parameter") {
         return Ok(());
     }
-    let parameters = match parameters(raw) {
+    let parameters = match parameters(raw, tool) {
         Ok(Some(parameters)) => parameters,
         Ok(None) => return Ok(()),
-        Err(refusal) if refusal.code == RefusalCode::Truncated => return Err(refusal),
+        Err(refusal) if matches!(refusal.code, RefusalCode::Truncated | RefusalCode::Ambiguous) => return Err(refusal),
         Err(refusal) => {
             readings.fail(refusal);
             return Ok(());
@@ -91,7 +141,9 @@ pub fn offer(raw: &str, shapes: &ShapeSet, _parse: ParseOptions, readings: &mut 
         let shape = shapes.property(shapes.root(), &parameter.key);
         let pointer = format!("/{}", escape_pointer(&parameter.key));
         let edit = Edit::new(EditKind::ForeignSyntax, parameter.value_span.clone(), pointer);
-        let values = values(parameter.value, parameter.kind, shape, shapes);
+        let values = values(parameter.value, parameter.kind, shape, shapes, parse).map_err(|why| {
+            ambiguous(&format!("the value of parameter '{}' {why}", parameter.key), parameter.value_span.start)
+        })?;
         if values.is_empty() {
             readings.fail(Refusal::new(
                 RefusalCode::SchemaMismatch,
@@ -137,12 +189,19 @@ pub fn offer(raw: &str, shapes: &ShapeSet, _parse: ParseOptions, readings: &mut 
 
 /// Whether `raw` is written in a foreign call syntax from end to end (its parameters parse).
 pub fn is_foreign_call(raw: &str) -> bool {
-    raw.contains('<') && matches!(parameters(raw), Ok(Some(_)))
+    raw.contains('<') && matches!(parameters(raw, None), Ok(Some(_)))
 }
 
 /// How a parameter's text reads at a value of shape `id`: verbatim where a string may stand,
-/// as JSON where another type may.
-fn values(text: &str, kind: ValueKind, id: ShapeId, shapes: &ShapeSet) -> Vec<Value> {
+/// as JSON where another type may. `Err` (why) when the text has two readings: JSON giving a
+/// key twice, or text that starts as JSON but does not parse beside the verbatim reading.
+fn values(
+    text: &str,
+    kind: ValueKind,
+    id: ShapeId,
+    shapes: &ShapeSet,
+    parse: ParseOptions,
+) -> Result<Vec<Value>, &'static str> {
     let (mut string, mut other) = (false, false);
     visit(shapes, id, &mut |shape| match shape {
         Shape::String { .. } => string = true,
@@ -157,16 +216,46 @@ fn values(text: &str, kind: ValueKind, id: ShapeId, shapes: &ShapeSet) -> Vec<Va
         values.push(Value::String(text.to_string()));
     }
     if (other && kind != ValueKind::Text) || kind == ValueKind::Json {
-        let parsed = super::lexeme::json_number(text.trim())
-            .map(Value::Number)
-            .or_else(|| serde_json::from_str::<Value>(text.trim()).ok())
-            .or_else(|| json5::from_str::<Value>(text.trim()).ok().filter(|v| v.is_array() || v.is_object()));
-        // As JSON, a string is only what the syntax said it is (`string="false"`).
-        if let Some(parsed) = parsed.filter(|v| !v.is_string() || kind == ValueKind::Json) {
-            values.push(parsed);
+        let text = text.trim();
+        match json_value(text, parse)? {
+            // As JSON, a string is only what the syntax said it is (`string="false"`).
+            Some(parsed) if !parsed.is_string() || kind == ValueKind::Json => values.push(parsed),
+            Some(_) => {}
+            None if !values.is_empty() && text.starts_with(['[', '{']) => {
+                return Err("starts as JSON but does not parse: the text, or damaged JSON")
+            }
+            None => {}
         }
     }
-    values
+    Ok(values)
+}
+
+/// `text` read as a JSON number, JSON, or a JSON5 array or object; `Err` where it gives a key
+/// twice (serde_json and json5 would keep the last) or its JSON5 reads only as rung 2 refuses.
+fn json_value(text: &str, parse: ParseOptions) -> Result<Option<Value>, &'static str> {
+    if let Some(number) = super::lexeme::json_number(text) {
+        return Ok(Some(Value::Number(number)));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(_) if super::json5_reading::has_duplicate_keys(text) => Err("gives a key twice"),
+        Ok(value) => Ok(Some(value)),
+        Err(_) if !text.starts_with(['[', '{']) => Ok(None),
+        Err(_) => {
+            // Rung 2 reads an object, under its guards (depth, NaN, identity escapes, a key
+            // given twice, re-spelled numbers): the value goes in one.
+            let wrapped = format!("{{\"value\": {text}\n}}");
+            let options = RepairOptions { parse, ..RepairOptions::default() };
+            match super::json5_reading(&wrapped, &options) {
+                Some(Value::Object(mut map)) if map.len() == 1 => Ok(map.remove("value")),
+                _ if super::bracket_depth(text) <= parse.max_depth
+                    && json5::from_str::<serde::de::IgnoredAny>(text).is_ok() =>
+                {
+                    Err("gives a key twice or re-spells a value in its JSON5")
+                }
+                _ => Ok(None),
+            }
+        }
+    }
 }
 
 fn visit(shapes: &ShapeSet, id: ShapeId, f: &mut impl FnMut(&Shape)) {
@@ -182,12 +271,58 @@ fn visit(shapes: &ShapeSet, id: ShapeId, f: &mut impl FnMut(&Shape)) {
     }
 }
 
+/// Where the text is in its one call: wrappers open, then parameters, then wrappers close.
+#[derive(Default)]
+struct Call<'a> {
+    opened: Vec<&'a str>,
+    in_parameters: bool,
+    closing: bool,
+}
+
+impl<'a> Call<'a> {
+    /// An opening wrapper (or `<name>`): before the first parameter only, and once per kind.
+    fn open(&mut self, name: &'a str, at: usize) -> Result<(), Refusal> {
+        if self.in_parameters || self.closing || self.opened.contains(&name) {
+            return Err(second_call(at));
+        }
+        self.opened.push(name);
+        Ok(())
+    }
+
+    fn parameter(&mut self, at: usize) -> Result<(), Refusal> {
+        match self.closing {
+            true => Err(second_call(at)),
+            false => {
+                self.in_parameters = true;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Two calls in one block: call 1, call 2 and the two merged are all readings of it.
+fn second_call(at: usize) -> Refusal {
+    ambiguous("a second call after the first: the block holds two calls", at)
+}
+
+/// A wrapper's name (`<invoke name="X">`, `<function=X>`, `<name>X</name>`) must be this tool's.
+fn names_this_call(named: &str, tool: Option<&str>, at: usize) -> Result<(), Refusal> {
+    match names_this_tool(named, tool) {
+        true => Ok(()),
+        false => {
+            Err(Refusal::new(RefusalCode::TextOutside, format!("the call is written for tool '{named}'"), Some(at)))
+        }
+    }
+}
+
 /// The parameters, in order; `None` when the text holds no parameter syntax at all; `Err` when
-/// the syntax is broken (text between the tags, a value never closed).
-fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
+/// the syntax is broken (text between the tags, a value never closed), the block holds two
+/// calls, or a wrapper names a tool other than `tool`.
+fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Parameter<'a>>>, Refusal> {
     let mut parameters = Vec::new();
     let mut pos = 0;
     let mut pending_key: Option<(String, usize)> = None;
+    let mut call = Call::default();
     while pos < raw.len() {
         let Some(offset) = raw[pos..].find('<') else {
             outside(raw, pos..raw.len())?;
@@ -203,18 +338,21 @@ fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
             if !is_wrapper(tag.name) {
                 return Err(syntax(format!("a closing </{}> where none is open", tag.name), start));
             }
+            call.closing = true;
             continue;
         }
         match tag.name {
             "parameter" => {
+                call.parameter(start)?;
                 let key = parameter_name(tag.attributes).ok_or_else(|| syntax("a parameter without a name", start))?;
                 let (value_span, after) = element_text(raw, pos, "parameter")?;
-                holds_no_tags(raw, &value_span)?;
+                reads_one_way(raw, pos, &value_span)?;
                 let kind = value_kind(tag.attributes);
                 parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span, kind });
                 pos = after;
             }
             "arg_key" => {
+                call.parameter(start)?;
                 if pending_key.is_some() {
                     return Err(syntax("two <arg_key>s before one <arg_value>", start));
                 }
@@ -225,8 +363,9 @@ fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
             "arg_value" => {
                 let (key, _) =
                     pending_key.take().ok_or_else(|| syntax("an <arg_value> without its <arg_key>", start))?;
+                call.parameter(start)?;
                 let (value_span, after) = element_text(raw, pos, "arg_value")?;
-                holds_no_tags(raw, &value_span)?;
+                reads_one_way(raw, pos, &value_span)?;
                 parameters.push(Parameter {
                     key,
                     value: &raw[value_span.clone()],
@@ -237,10 +376,17 @@ fn parameters(raw: &str) -> Result<Option<Vec<Parameter<'_>>>, Refusal> {
             }
             "name" => {
                 // `<function><name>bash</name>`: the tool's name, not a parameter.
-                let (_, after) = element_text(raw, pos, "name")?;
+                call.open("name", start)?;
+                let (name_span, after) = element_text(raw, pos, "name")?;
+                names_this_call(raw[name_span].trim(), tool, start)?;
                 pos = after;
             }
-            name if is_wrapper(name) => {}
+            name if is_wrapper(name) => {
+                call.open(name, start)?;
+                if let Some(named) = parameter_name(tag.attributes) {
+                    names_this_call(&named, tool, start)?;
+                }
+            }
             name => return Err(syntax(format!("an unknown tag <{name}>"), start)),
         }
     }
@@ -270,11 +416,11 @@ fn syntax(message: impl Into<String>, at: usize) -> Refusal {
 /// The tag starting at `start` (a `<`), its name normalized: `/` and the `|`, `｜DSML｜` or
 /// `namespace:` decorations some models add are dropped.
 fn tag_at(raw: &str, start: usize) -> Option<Tag<'_>> {
-    let close = raw[start..].find('>').map(|i| start + i)?;
+    // A tag ends before the next `<` or line break: the search stops there, so the text after
+    // one `<` is never searched again for the next one (linear over the whole input).
+    let after = &raw.as_bytes()[start + 1..];
+    let close = memchr::memchr3(b'>', b'<', b'\n', after).filter(|&i| after[i] == b'>')? + start + 1;
     let inner = &raw[start + 1..close];
-    if inner.contains(['<', '\n']) {
-        return None;
-    }
     let (closing, inner) = match inner.strip_prefix('/') {
         Some(rest) => (true, rest),
         None => (false, inner),
@@ -305,17 +451,10 @@ fn parameter_name(attributes: &str) -> Option<String> {
 
 /// The text of an element whose opening tag ended at `from`, up to its closing tag, without
 /// the one line break the syntax puts on either side; and where the closing tag ends.
+/// One forward scan over the `</`s; each one's tag is read up to the next `<` at most.
 fn element_text(raw: &str, from: usize, name: &str) -> Result<(Range<usize>, usize), Refusal> {
-    let mut search = from;
-    loop {
-        let Some(offset) = raw[search..].find("</") else {
-            return Err(Refusal::new(
-                RefusalCode::Truncated,
-                format!("the input ends inside a <{name}> value"),
-                Some(from),
-            ));
-        };
-        let at = search + offset;
+    for offset in memmem::find_iter(&raw.as_bytes()[from..], b"</") {
+        let at = from + offset;
         match tag_at(raw, at) {
             Some(tag) if tag.closing && tag.name == name => {
                 let mut start = from;
@@ -332,7 +471,8 @@ fn element_text(raw: &str, from: usize, name: &str) -> Result<(Range<usize>, usi
                 }
                 return Ok((start..end, tag.span.end));
             }
-            _ => search = at + 2,
+            _ => {}
         }
     }
+    Err(Refusal::new(RefusalCode::Truncated, format!("the input ends inside a <{name}> value"), Some(from)))
 }

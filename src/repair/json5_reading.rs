@@ -16,7 +16,9 @@ pub fn read(raw: &str) -> Option<Value> {
 
 /// Whether JSON `text` gives some key twice in one object (serde_json would keep the last).
 pub fn has_duplicate_keys(text: &str) -> bool {
-    serde_json::from_str::<Strict>(text).is_err_and(|e| e.to_string().contains("given twice"))
+    let twice = |text: &str| serde_json::from_str::<Strict>(text).is_err_and(|e| e.to_string().contains("given twice"));
+    // An unpaired surrogate stops serde_json before it sees the keys after it.
+    twice(text) || super::without_lone_surrogates(text).is_some_and(|text| twice(&text))
 }
 
 /// A JSON value that refuses duplicate keys.

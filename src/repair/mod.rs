@@ -85,7 +85,7 @@ pub fn is_valid_for_cli(raw: &str) -> bool {
 /// `text` with each `\u` escape of an unpaired surrogate replaced by `\ufffd`, if it has any:
 /// JavaScript's `JSON.parse` (the CLI's) takes them, serde_json does not. A model that cuts an
 /// emoji's pair (`\ud83d`) wrote input the CLI runs, so it is valid, not broken.
-fn without_lone_surrogates(text: &str) -> Option<String> {
+pub(crate) fn without_lone_surrogates(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let escape_at = |i: usize| -> Option<u16> {
         let hex = text.get(i + 2..i + 6)?;
@@ -127,6 +127,18 @@ fn without_lone_surrogates(text: &str) -> Option<String> {
 /// Repairs one tool input against its schema (or, without one, in generic mode).
 pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -> Outcome {
     if let Some(value) = parse_as_cli(raw) {
+        let text = raw.strip_prefix('\u{feff}').unwrap_or(raw);
+        if !text.is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+            // Read only through the unpaired-surrogate fallback: valid as it is, or left as it
+            // is, never coerced (the text serde_json itself does not read is not taken apart).
+            return match schema.and_then(|schema| schema.first_violation(&value)) {
+                None => Outcome::valid(value),
+                Some((pointer, message)) => Outcome::invalid(
+                    value,
+                    Refusal::new(RefusalCode::SchemaMismatch, format!("'{pointer}': {message}"), None),
+                ),
+            };
+        }
         return match schema {
             Some(schema) => coerce::coerce(raw, value, schema, options),
             None => Outcome::valid(value),
@@ -163,7 +175,7 @@ fn repair_invalid(
     // a call with text around it; elsewhere such text refuses the whole input.
     let foreign = foreign::is_foreign_call(raw);
     lenient_readings(raw, shapes, options, !foreign, &mut readings)?;
-    foreign::offer(raw, shapes, options.parse, &mut readings)?;
+    foreign::offer(raw, shapes, options.parse, options.tool.as_deref(), &mut readings)?;
     if let Some(value) = json5_reading(raw, options) {
         let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
         readings.offer(Reading { value, edits, tree: None })?;
@@ -229,19 +241,20 @@ fn lenient_readings(
     let budget = (MAX_PARSED_BYTES / raw.len().max(1)).clamp(MIN_READINGS, MAX_READINGS);
     for _ in 0..budget {
         match parse_reading(raw, shapes, options.parse, options.tool.as_deref(), &mut choices) {
-            Ok(document) => {
-                let text_as_member = document.text_as_member;
+            Ok(mut document) => {
+                let members = std::mem::take(&mut document.text_as_member);
                 match align_document(document, shapes) {
                     Ok(reading) => {
-                        if let Some((pointer, message)) = readings.violation(&reading.value).filter(|_| text_as_member)
-                        {
-                            readings.doubt(format!("'{pointer}': {message}"));
+                        if let Some((pointer, message)) = readings.violation(&reading.value) {
+                            if members.iter().any(|name| blames(name, &pointer, &message)) {
+                                readings.doubt(format!("'{pointer}': {message}"));
+                            }
                         }
                         readings.offer(reading)?
                     }
                     Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
                     Err(refusal) => {
-                        if text_as_member {
+                        if members.iter().any(|name| blames(name, "", &refusal.message)) {
                             readings.doubt(refusal.message.clone());
                         }
                         readings.fail(refusal)
@@ -261,6 +274,13 @@ fn lenient_readings(
 }
 
 /// Refusals one reading makes for the whole input.
+/// Whether a schema violation (at `pointer`, saying `message`) is about the member `name`: at
+/// it or below it, or an undeclared key the message names.
+fn blames(name: &str, pointer: &str, message: &str) -> bool {
+    let at = format!("/{}", crate::schema::escape_pointer(name));
+    pointer == at || pointer.starts_with(&format!("{at}/")) || message.contains(&format!("'{name}'"))
+}
+
 fn decisive(code: RefusalCode) -> bool {
     matches!(code, RefusalCode::Ambiguous | RefusalCode::Truncated | RefusalCode::TooDeep)
 }

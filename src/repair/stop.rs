@@ -17,6 +17,11 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// What a caller passes where the message must have stopped for a reason but none was
+    /// recorded (a transcript or capture line with `stop_reason: null`). Like every reason this
+    /// build does not know, it counts as a cut.
+    pub const UNRECORDED: &'static str = "unrecorded";
+
     pub fn parse(text: &str) -> Self {
         match text {
             "tool_use" => Self::ToolUse,
@@ -64,6 +69,7 @@ mod tests {
             ("model_context_window_exceeded", false),
             ("refusal", false),
             ("some_future_reason", false),
+            (StopReason::UNRECORDED, false),
         ];
         for (text, whole) in table {
             let reason = StopReason::parse(text);

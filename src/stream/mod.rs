@@ -214,7 +214,16 @@ impl StreamRepairer {
                     self.release_unchanged(block, None, refusal, stop_reason.clone(), step);
                 }
                 self.report_passing(step);
-                self.resolve(stop_reason, step);
+                match stop_reason {
+                    Some(stop_reason) => self.resolve(stop_reason, step),
+                    // An upstream that names no reason (a gateway, a compatible server) may have
+                    // cut the input as well as not.
+                    None => self.flush_unchanged(
+                        step,
+                        RefusalCode::Truncated,
+                        "the message_delta names no stop reason: the tool input may have been cut",
+                    ),
+                }
                 self.emit(raw.clone(), step);
             }
             Event::End => {
@@ -257,8 +266,8 @@ impl StreamRepairer {
     }
 
     /// With the stop reason known, every waiting block is repaired or released unchanged.
-    fn resolve(&mut self, stop_reason: Option<String>, step: &mut Step) {
-        let options = RepairOptions { stop_reason: stop_reason.clone(), ..self.options.repair.clone() };
+    fn resolve(&mut self, stop_reason: String, step: &mut Step) {
+        let options = RepairOptions { stop_reason: Some(stop_reason.clone()), ..self.options.repair.clone() };
         for segment in std::mem::take(&mut self.waiting) {
             match segment {
                 Segment::Chunks(chunks) => step.chunks.extend(chunks),
@@ -283,7 +292,7 @@ impl StreamRepairer {
                         _ => step.chunks.extend(block.frames.iter().cloned()),
                     }
                     step.chunks.push(stop_frame);
-                    step.decisions.push(decision(block, stop_reason.clone(), outcome));
+                    step.decisions.push(decision(block, Some(stop_reason.clone()), outcome));
                 }
             }
         }

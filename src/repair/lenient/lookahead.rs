@@ -86,34 +86,47 @@ impl Parser<'_> {
     }
 
     /// A key inside bare text at `pos`, as a weak reading where it is not one by
-    /// [`Self::key_at`]: any unquoted word followed by `: ` (in a closed object too — the model
-    /// may have meant a member the tool does not take), and a quoted declared name that lost its
-    /// colon before a value (`, "description" "clean"`).
-    pub(super) fn key_in_text_at(&self, pos: usize) -> Option<KeyAt> {
+    /// [`Self::key_at`]: any unquoted word (`dry_run`, `--dry-run`) followed by `:` that starts
+    /// no path or scheme (`host:/x`, `a::b`) — in a closed object too, the model may have meant
+    /// a member the tool does not take; and, after a comma or at a line start (`at_boundary`),
+    /// a declared name that lost its colon before a value (`, "description" "clean"`,
+    /// `, "timeout" 600000`, `, description "clean"`).
+    pub(super) fn key_in_text_at(&self, pos: usize, at_boundary: bool) -> Option<KeyAt> {
         if let Some(key) = self.key_at(pos, true) {
             return Some(key);
         }
+        if self.frames.is_empty() {
+            return None;
+        }
         let bytes = self.src.as_bytes();
         let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon });
-        match bytes.get(pos)? {
-            b'"' => {
-                let close = pos + 1 + memchr::memchr2(b'"', b'\n', bytes.get(pos + 1..)?)?;
-                let name = &self.src[pos + 1..close];
-                let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
-                let value = self.skip_blank(close + 1);
-                let value_starts = value > close + 1 && matches!(bytes.get(value), Some(b'"' | b'{' | b'['));
-                (bytes[close] == b'"' && declared && value_starts).then_some(())?;
-                weak(value, true, false)
-            }
-            _ => {
-                let len = self.unquoted_key_len(pos)?;
-                let colon = pos + len;
-                let after = bytes.get(colon + 1);
-                let spaced = after.is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'{' | b'['));
-                (bytes.get(colon) == Some(&b':') && spaced && !self.frames.is_empty()).then_some(())?;
-                weak(colon + 1, false, true)
-            }
+        if bytes.get(pos) == Some(&b'"') {
+            let close = pos + 1 + memchr::memchr2(b'"', b'\n', bytes.get(pos + 1..)?)?;
+            let name = &self.src[pos + 1..close];
+            let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+            let value = self.skip_blank(close + 1);
+            let value_starts =
+                value > close + 1 && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
+            return (at_boundary && bytes[close] == b'"' && declared && value_starts)
+                .then(|| weak(value, true, false))?;
         }
+        let word =
+            bytes[pos..].iter().position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'$' | b'.')));
+        let len = word.unwrap_or(bytes.len() - pos);
+        let has_letter = bytes[pos..pos + len].iter().any(u8::is_ascii_alphabetic);
+        let colon = self.skip_blank(pos + len);
+        let spaced_colon = colon == pos + len || !self.src[pos + len..colon].contains('\n');
+        let after = bytes.get(colon + 1);
+        let starts_path = after.is_some_and(|&b| matches!(b, b':' | b'/' | b'\\'));
+        if len > 0 && has_letter && spaced_colon && bytes.get(colon) == Some(&b':') && !starts_path {
+            return weak(colon + 1, false, true);
+        }
+        // `, description "clean"`: a declared word that lost its colon before a quoted value.
+        let name = &self.src[pos..pos + len];
+        let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+        let quote = self.skip_blank(pos + len);
+        (at_boundary && declared && quote > pos + len && bytes.get(quote) == Some(&b'"'))
+            .then(|| weak(quote, false, false))?
     }
 
     /// The length of an unquoted key at `pos`: an identifier, or a name the object declares
@@ -125,7 +138,13 @@ impl Parser<'_> {
                 && rest[key.len()..].trim_start_matches([' ', '\t']).starts_with(':')
                 && lexeme::identifier_len(key) != Some(key.len())
         });
-        declared.map(str::len).max().or_else(|| lexeme::identifier_len(rest))
+        declared.map(str::len).max().or_else(|| lexeme::identifier_len(rest)).or_else(|| {
+            // `--dry-run:` — a word of a key's shape followed by a colon.
+            let len =
+                rest.bytes().position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'$' | b'.')))?;
+            let shaped = len > 0 && rest[..len].bytes().any(|b| b.is_ascii_alphabetic());
+            (shaped && rest[len..].trim_start_matches([' ', '\t']).starts_with(':')).then_some(len)
+        })
     }
 
     /// A declared key missing one of its quotes: `name":` (the opening lost) or `"name:` (the
@@ -355,10 +374,9 @@ impl Parser<'_> {
                 let word = &text[start..start + len];
                 let after = text[start + len..].trim_start_matches([' ', '\t']);
                 if let Some(value) = after.strip_prefix(':') {
-                    let names_key = match &keys {
-                        Some(keys) => keys.contains(&word),
-                        None => !value.trim().is_empty(),
-                    };
+                    // `Here is the command:` right before the object presents it; `timeout: 5`
+                    // states a value.
+                    let names_key = !value.trim().is_empty() && keys.as_ref().is_none_or(|keys| keys.contains(&word));
                     if names_key {
                         return false;
                     }
@@ -380,6 +398,10 @@ fn names_a_key_loosely(text: &str, keys: &[&str]) -> bool {
     };
     let wanted: Vec<String> = keys.iter().map(|k| loose(k)).filter(|k| !k.is_empty()).collect();
     text.match_indices(':').any(|(colon, _)| {
+        // `Here is the command:` presents the call; `Timeout: 600000.` states a value.
+        if text[colon + 1..].trim().is_empty() {
+            return false;
+        }
         let before = &text[..colon];
         let start = before
             .char_indices()

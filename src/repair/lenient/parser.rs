@@ -37,10 +37,10 @@ pub struct Document {
     pub edits: Vec<Edit>,
     /// The grammar productions this parse used.
     pub productions: ProductionSet,
-    /// This reading took key-shaped text inside a value as a member (a weak key). Should it
-    /// break the schema, the model may have meant a member the tool does not take: the text
-    /// reading is then in doubt too.
-    pub text_as_member: bool,
+    /// The keys this reading took from key-shaped text inside a value (weak keys). Should one
+    /// of them break the schema, the model may have meant a member the tool does not take: the
+    /// text reading is then in doubt too.
+    pub text_as_member: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +76,10 @@ pub(super) struct Parser<'s> {
     /// The tool's name, when known: call-syntax wrappers must name it.
     pub tool: Option<&'s str>,
     pub comments: CommentFinder,
-    /// A weak key in bare text was taken as structure (see [`Document::text_as_member`]).
-    text_as_member: bool,
+    /// Where weak keys in bare text were taken as structure (see [`Document::text_as_member`]).
+    text_as_member: Vec<usize>,
+    /// The names those keys gave.
+    text_members: Vec<String>,
     /// Where the root object's `{` is (none when it is missing).
     root_open: Option<usize>,
     path: Vec<String>,
@@ -147,7 +149,8 @@ pub fn parse_reading(
         brackets: Brackets::of(src),
         tool,
         comments: CommentFinder::default(),
-        text_as_member: false,
+        text_as_member: Vec::new(),
+        text_members: Vec::new(),
         root_open: None,
         path: Vec::new(),
         options,
@@ -235,7 +238,7 @@ impl<'s> Parser<'s> {
     /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
     /// remembers a key this run already kept as text).
     fn ends_at_key(&mut self, q: usize, after_comma: bool, line_start: bool, declined: &mut Option<usize>) -> bool {
-        let Some(key) = self.key_in_text_at(q) else {
+        let Some(key) = self.key_in_text_at(q, after_comma || line_start) else {
             return false;
         };
         if after_comma && key.quoted && key.colon {
@@ -245,9 +248,7 @@ impl<'s> Parser<'s> {
             return false;
         }
         if self.choices.choose(2) == TAKE_AS_STRUCTURE {
-            // Mid-line (`grep -rn "TODO": src/`) a quoted word is rarely a member the model
-            // meant; after a comma or at a line start it may well be.
-            self.text_as_member |= after_comma || line_start;
+            self.text_as_member.push(q);
             return true;
         }
         *declined = Some(q);
@@ -268,7 +269,7 @@ impl<'s> Parser<'s> {
         // (`"new_string": if (y) {}` with the object's `}` lost, or not): the closer may be
         // the object's own.
         let root_unpaired = self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none());
-        let takes_last_closer = root_unpaired && self.src.trim_end().len() == close + 1;
+        let takes_last_closer = root_unpaired && self.src.as_bytes()[at] == b'{' && self.src.rfind('}') == Some(close);
         let doubtful = member_shaped || takes_last_closer;
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
     }
@@ -279,8 +280,11 @@ impl<'s> Parser<'s> {
         let bytes = self.src.as_bytes();
         self.edits[mark..].iter().find(|e| e.kind == EditKind::EscapeInnerQuote).is_some_and(|e| {
             let at = e.span[0];
-            let ends_word =
-                |b: &u8| b.is_ascii_whitespace() || matches!(b, b'|' | b'&' | b';' | b'<' | b'>' | b'(' | b')');
+            let ends_word = |b: &u8| {
+                b.is_ascii_whitespace()
+                    || b.is_ascii_digit()
+                    || matches!(b, b'|' | b'&' | b';' | b'<' | b'>' | b'(' | b')')
+            };
             at > 0 && !bytes[at - 1].is_ascii_whitespace() && bytes.get(at + 1).is_some_and(ends_word)
         })
     }
@@ -384,7 +388,7 @@ impl<'s> Parser<'s> {
             rivals,
             edits: std::mem::take(&mut self.edits),
             productions: self.productions,
-            text_as_member: self.text_as_member,
+            text_as_member: std::mem::take(&mut self.text_members),
         })
     }
 
@@ -464,7 +468,7 @@ impl<'s> Parser<'s> {
         let unpaired = !implicit
             && match self.brackets.closer_of(open) {
                 None => true,
-                Some(close) => root_unpaired && self.src.trim_end().len() == close + 1,
+                Some(close) => root_unpaired && self.src.rfind('}') == Some(close),
             };
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
@@ -510,7 +514,8 @@ impl<'s> Parser<'s> {
             }
             match self.byte(pos) {
                 None | Some(b',' | b'}' | b']') => {}
-                Some(_) if self.key_in_text_at(pos).is_some() => {}
+                // A key that lost its colon counts at a line start (`sleep 10⏎"timeout" 600000`).
+                Some(_) if self.key_in_text_at(pos, self.src[after..pos].contains('\n')).is_some() => {}
                 Some(_) => {
                     self.frames.pop();
                     return self.error("expected ',' or '}' after a member", pos);
@@ -525,12 +530,15 @@ impl<'s> Parser<'s> {
     fn member(&mut self, pos: usize, object_shape: ShapeId) -> Result<(Member, usize), SyntaxError> {
         self.hit(Production::Member);
         let (key, key_end) = self.key(pos)?;
+        if self.text_as_member.contains(&pos) {
+            self.text_members.push(key.clone());
+        }
         let key_span = pos..key_end;
         let mut after = self.skip_ws(key_end);
         if self.byte(after) == Some(b':') {
             after += 1;
-        } else if matches!(self.byte(after), Some(b'"' | b'\'' | b'{' | b'[')) && after > key_end {
-            // `"title" "x"`: a key, a space, a value: the colon is missing.
+        } else if after > key_end && self.value_may_follow_lost_colon(&key, after) {
+            // `"title" "x"`, `"timeout" 600000`: a key, a space, a value: the colon is missing.
             self.edit(EditKind::InsertColon, key_end..key_end);
         } else {
             return self.error(format!("expected ':' after key '{key}'"), after);
@@ -542,6 +550,20 @@ impl<'s> Parser<'s> {
         self.path.pop();
         let (value, end) = value?;
         Ok((Member { key, key_span, value }, end))
+    }
+
+    /// Whether a value starts at `at`, right after a key whose colon is missing: a quote, a
+    /// bracket, a number or a literal; for a key the object declares, any text (`, description
+    /// "clean"`, `"timeout" 600000`, `"description" clean build dir`).
+    fn value_may_follow_lost_colon(&self, key: &str, at: usize) -> bool {
+        let rest = &self.src[at..];
+        let Some(&first) = rest.as_bytes().first() else {
+            return false;
+        };
+        let declared = self.object_keys().is_some_and(|keys| keys.contains(&key));
+        matches!(first, b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9')
+            || lexeme::literal_len(rest).is_some()
+            || (declared && !matches!(first, b',' | b'}' | b']' | b':'))
     }
 
     /// `key = string | "'" ... "'" | identifier`
@@ -591,7 +613,8 @@ impl<'s> Parser<'s> {
             return false;
         }
         let q = self.skip_ws_quiet(p + 1);
-        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_colon_at(q, true).is_none()
+        // A key-shaped item (`dry_run: true`, declared or not) ends the list: it may be a member.
+        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_in_text_at(q, true).is_none()
     }
 
     /// Items of an unbracketed list after the first, up to a key, a closer or the end.
@@ -698,16 +721,19 @@ impl<'s> Parser<'s> {
                 let (text, end) = self.string(pos, byte, false)?;
                 let inner_quotes = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeInnerQuote);
                 let body = &self.src[pos + 1..end.saturating_sub(1).max(pos + 1)];
-                if inner_quotes && body.contains("\"\"") {
-                    // `"Find TODOs"""`: quotes doubled where one closes the string: which of
-                    // them is the text's own is unclear.
+                let raw_controls = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeControlChar);
+                if inner_quotes && (body.starts_with("\"\"") || body.ends_with("\"\"")) {
+                    // `"Find TODOs"""`: quotes doubled at an edge of the string: which of them
+                    // is the text's own is unclear (`-N "" -f k` inside is an empty word).
                     return Err(SyntaxError::new(
                         RefusalCode::Ambiguous,
                         "a string with unescaped quotes doubled: which quote closes it is unclear",
                         pos,
                     ));
                 }
-                if inner_quotes && has_json_escape(body) {
+                if (inner_quotes || raw_controls)
+                    && (has_json_escape(body) || body.contains("\\b") || body.contains("\\f"))
+                {
                     // Quotes left unescaped say the text was written raw; its `\"` and `\n` may
                     // then be the text's own (`sed -i "s/\"a\"/\"b\"/"`) or JSON's: two readings.
                     return Err(SyntaxError::new(

@@ -12,6 +12,8 @@ pub struct Opened {
     pub fence: bool,
     /// `name(` right before the object: its `)` may follow it.
     pub paren: bool,
+    /// A prose lead-in (`Running: {…}`): one closing word may end its sentence (`… now.`).
+    pub lead_in: bool,
 }
 
 /// Tag names of the tool-call syntaxes models emit around or instead of JSON (compared after
@@ -44,6 +46,7 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
     let prose = lead[..end].trim_end();
     if is_lead_in(prose, tool) && prose.ends_with([':', '.', '!', '?']) {
         rest = &lead[end..];
+        opened.lead_in = true;
     }
     loop {
         rest = rest.trim_start();
@@ -71,8 +74,15 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
     }
 }
 
+/// Longest text after the object that may be a wrapper's end (closing tags, a fence, a short
+/// sentence). Bounding it keeps a bare value full of `}` linear: each `}` asks this again.
+const MAX_SUFFIX_LEN: usize = 512;
+
 /// Whether `text` (everything after the object) is a recognized wrapper's end.
 pub fn suffix(text: &str, opened: Opened) -> bool {
+    if text.len() > MAX_SUFFIX_LEN {
+        return false;
+    }
     let mut rest = text;
     let mut paren = opened.paren;
     let fence = opened.fence;
@@ -93,12 +103,12 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
             if rest[3..len].trim().is_empty() {
                 rest = &rest[len..];
                 let after = rest.trim();
-                return after.is_empty() || is_sentence(after);
+                return after.is_empty() || is_sentence(after, opened);
             }
             return false;
         } else {
             // A closing sentence, and nothing after it.
-            return is_sentence(rest.trim_end());
+            return is_sentence(rest.trim_end(), opened);
         }
     }
 }
@@ -108,7 +118,7 @@ const GENERIC_NAMES: [&str; 6] = ["tool", "function", "call", "invoke", "tool_ca
 
 /// Whether a call syntax's `name` may be this tool: its own name, the short name of an MCP tool
 /// (`search` for `mcp__search__search`), a generic word, or any name where the tool is unknown.
-fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
+pub(crate) fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
     let Some(tool) = tool else {
         return true;
     };
@@ -201,7 +211,7 @@ fn is_prose(text: &str) -> bool {
 /// The words a lead-in that only presents the call is made of (`Here is the call:`, `Running:`,
 /// `Sure, I'll use the tool now:`). A word outside them may say where, as whom or how the call
 /// is meant (`sudo:`, `In the staging repo, run:`): such a lead-in is not dropped.
-const LEAD_IN_WORDS: [&str; 52] = [
+const LEAD_IN_WORDS: [&str; 56] = [
     "here",
     "heres",
     "is",
@@ -254,6 +264,10 @@ const LEAD_IN_WORDS: [&str; 52] = [
     "for",
     "of",
     "doing",
+    "done",
+    "please",
+    "thanks",
+    "there",
 ];
 
 /// Prose made only of presentation words (and the tool's own name).
@@ -267,20 +281,19 @@ fn is_lead_in(text: &str, tool: Option<&str>) -> bool {
         )
 }
 
-/// One word alone after the call is more likely an argument that slipped out of it (`… main.`)
-/// than a sentence; these few are not.
-const ONE_WORD_SENTENCES: [&str; 5] = ["now", "please", "thanks", "done", "ok"];
-
-/// A closing sentence: prose ending with '.', '!' or '?' that starts as a sentence does (a
-/// capital letter), or one of the few one-word ones.
-fn is_sentence(text: &str) -> bool {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let starts_a_sentence = match words.as_slice() {
-        [word] => ONE_WORD_SENTENCES.contains(&word.trim_end_matches(['.', '!', '?']).to_lowercase().as_str()),
-        [first, ..] => first.starts_with(char::is_uppercase),
-        [] => false,
-    };
-    is_prose(text) && starts_a_sentence && text.ends_with(['.', '!', '?']) && !text.contains(':')
+/// A closing sentence: prose ending with '.', '!' or '?' made only of presentation words
+/// (`Done.`, `That is the call.`). Anything else after the call may qualify it (`Do not run
+/// this yet.`, `Replace all occurrences.`) or be an argument that slipped out (`… main.`).
+/// One word alone (`now.`) only ends a sentence a lead-in began: after a bare call it is as
+/// likely an argument that slipped out (`{"command": "sudo shutdown -h"} now.`).
+fn is_sentence(text: &str, opened: Opened) -> bool {
+    let body = text.trim_end_matches(['.', '!', '?']);
+    let one_word = body.split_whitespace().nth(1).is_none();
+    text.ends_with(['.', '!', '?'])
+        && !text.contains(':')
+        && body.len() < text.len()
+        && (!one_word || opened.lead_in)
+        && is_lead_in(body, None)
 }
 
 #[cfg(test)]
@@ -289,14 +302,14 @@ mod tests {
 
     #[test]
     fn prefixes_that_are_wrappers_and_prefixes_that_may_belong_to_the_call() {
-        let fence = Opened { fence: true, paren: false };
+        let fence = Opened { fence: true, ..Opened::default() };
         let table: [(&str, Option<Opened>); 18] = [
             ("", Some(Opened::default())),
             ("```json\n", Some(fence)),
-            ("Here is the call:\n```json\n", Some(fence)),
-            ("Running: ", Some(Opened::default())),
+            ("Here is the call:\n```json\n", Some(Opened { lead_in: true, ..fence })),
+            ("Running: ", Some(Opened { lead_in: true, ..Opened::default() })),
             ("tool", Some(Opened::default())),
-            ("search(", Some(Opened { fence: false, paren: true })),
+            ("search(", Some(Opened { paren: true, ..Opened::default() })),
             ("<invoke name=\"Bash\">\n", Some(Opened::default())),
             ("<|tool_call_begin|>", Some(Opened::default())),
             ("cd /tmp && ", None),
@@ -308,7 +321,7 @@ mod tests {
             ("sudo: ", None),
             ("As root: ", None),
             ("In the staging repo, run: ", None),
-            ("Sure, here is the call:\n", Some(Opened::default())),
+            ("Sure, here is the call:\n", Some(Opened { lead_in: true, ..Opened::default() })),
         ];
         for (text, expected) in table {
             assert_eq!(prefix(text, None), expected, "{text:?}");
@@ -329,16 +342,19 @@ mod tests {
 
     #[test]
     fn suffixes_that_close_a_wrapper_and_suffixes_that_may_belong_to_the_call() {
-        let fenced = Opened { fence: true, paren: false };
-        let table: [(&str, Opened, bool); 12] = [
+        let fenced = Opened { fence: true, ..Opened::default() };
+        let table: [(&str, Opened, bool); 15] = [
             ("", Opened::default(), true),
             ("\n```", fenced, true),
-            ("\n```\nThat lists the files.", fenced, true),
-            (" now.", Opened::default(), true),
+            ("\n```\nThat lists the files.", fenced, false),
+            ("\n```\nThat is the call.", fenced, true),
+            (" now.", Opened { lead_in: true, ..Opened::default() }, true),
+            (" now.", Opened::default(), false),
             (" main.", Opened::default(), false),
             (" and main.", Opened::default(), false),
+            (" Do not run this yet.", Opened::default(), false),
             ("</parameter>\n</invoke>", Opened::default(), true),
-            (")", Opened { fence: false, paren: true }, true),
+            (")", Opened { paren: true, ..Opened::default() }, true),
             (" --force", Opened::default(), false),
             (" origin main", Opened::default(), false),
             (")", Opened::default(), false),

@@ -1,0 +1,166 @@
+//! The fourth attack review (/work/attack/round4): bypasses of round 3's rules, and the benign
+//! inputs those rules refused at first. Each wrong repair is now refused; each benign input
+//! checked here is repaired as meant.
+
+use serde_json::{json, Value};
+use std::time::Instant;
+use toolmend::repair::{repair, Outcome, RepairOptions, Status};
+use toolmend::schema::ToolSchema;
+
+fn closed(properties: Value, required: &[&str]) -> ToolSchema {
+    let schema =
+        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+    ToolSchema::compile(&schema).unwrap()
+}
+
+fn bash() -> ToolSchema {
+    closed(
+        json!({"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"},
+               "run_in_background": {"type": "boolean"}, "dangerouslyDisableSandbox": {"type": "boolean"}}),
+        &["command"],
+    )
+}
+
+fn edit() -> ToolSchema {
+    closed(
+        json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
+               "replace_all": {"type": "boolean"}}),
+        &["file_path", "old_string", "new_string"],
+    )
+}
+
+fn write() -> ToolSchema {
+    closed(json!({"file_path": {"type": "string"}, "content": {"type": "string"}}), &["file_path", "content"])
+}
+
+fn run(raw: &str, schema: &ToolSchema) -> Outcome {
+    repair(raw, Some(schema), &RepairOptions { stop_reason: Some("tool_use".into()), ..RepairOptions::default() })
+}
+
+fn refuses(schema: &ToolSchema, inputs: &[&str]) {
+    for raw in inputs {
+        let outcome = run(raw, schema);
+        assert!(
+            !matches!(outcome.status, Status::Repaired | Status::Valid),
+            "{raw:?} was handed on: {:?}",
+            outcome.input
+        );
+    }
+}
+
+fn repairs_to(schema: &ToolSchema, raw: &str, expected: Value) {
+    let outcome = run(raw, schema);
+    assert_eq!(outcome.input, Some(expected), "{raw:?}: {:?} {:?}", outcome.status, outcome.reason);
+}
+
+#[test]
+fn key_shaped_text_in_any_spelling_is_a_second_reading() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\":rm -rf dist,dry_run:true}",
+            "{\"command\": rm -rf dist, dry_run:true}",
+            "{\"command\": rm -rf dist\ndry_run:true}",
+            "{\"command\": rm -rf dist, dry_run : true}",
+            "{\"command\": rm -rf dist, --dry-run: true}",
+            "{\"command\": rm -rf dist \"dry_run\": true}",
+        ],
+    );
+    refuses(&edit(), &["{\"file_path\":\"/a.py\",\"old_string\":foo,\"new_string\":bar,replaceAll:true}"]);
+    // A colon that starts a path or a scheme is text.
+    repairs_to(&bash(), "{\"command\": scp a.txt host:/backup}", json!({"command": "scp a.txt host:/backup"}));
+}
+
+#[test]
+fn a_declared_name_that_lost_its_colon_before_any_value_is_a_second_reading() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": sleep 10, \"timeout\" 600000}",
+            "{\"command\": npm run dev, \"run_in_background\" true}",
+            "{\"command\": rm -rf ./build, \"description\" clean build dir}",
+            "{\"command\": rm -rf ./build, description \"clean build dir\"}",
+            "{\"command\": sleep 10\n\"timeout\" 600000}",
+        ],
+    );
+    // Quoted shell words with a declared name among them are not split at it.
+    refuses(&bash(), &["{\"command\": \"make\" \"description\" \"install\"}"]);
+}
+
+#[test]
+fn the_objects_own_closer_is_a_reading_whatever_follows_it() {
+    refuses(&edit(), &["{\"file_path\": \"/a.js\", \"old_string\": if (x) {, \"new_string\": if (y) {}\\n"]);
+    let options =
+        RepairOptions { stop_reason: Some("tool_use".into()), tool: Some("Bash".into()), ..RepairOptions::default() };
+    let outcome = repair("Bash({\"command\": find . -exec rm {})", Some(&bash()), &options);
+    assert!(!matches!(outcome.status, Status::Repaired), "{:?}", outcome.input);
+    // `]` and `)` cannot close the root object: no second reading.
+    repairs_to(
+        &write(),
+        "{\"file_path\": \"/a.py\", \"content\": x = [1, 2]",
+        json!({"file_path": "/a.py", "content": "x = [1, 2]"}),
+    );
+}
+
+#[test]
+fn a_sentence_after_the_call_that_may_qualify_it_is_not_dropped() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": \"rm -rf build\"} Do not run this yet.",
+            "{\"command\": \"npm run dev\"} Run it in the background.",
+            "{\"command\": \"sudo shutdown -h\"} now.",
+            "{\"command\": \"touch\"} done.",
+        ],
+    );
+    repairs_to(&bash(), "Running: {\"command\": \"pytest -q\",} now.", json!({"command": "pytest -q"}));
+    repairs_to(&bash(), "Here is the command: {\"command\": \"ls\",}", json!({"command": "ls"}));
+}
+
+#[test]
+fn escapes_in_text_written_raw_are_a_second_reading() {
+    refuses(
+        &bash(),
+        &["{\"command\": \"printf \"a\\fb\" > x\"}", "{\"command\": \"cat <<EOF > a.sh\nprintf '%s\\n' hi\nEOF\"}"],
+    );
+    refuses(&write(), &["{\"file_path\": \"/a.py\", \"content\": \"x = 1\ns = 'a\\nb'\nprint(s)\n\"}"]);
+    refuses(&bash(), &["{\"command\": \"make\"2>\"err.log\"}"]);
+    // Raw line breaks alone are escaped as the text's own.
+    repairs_to(
+        &write(),
+        "{\"file_path\": \"/a.txt\", \"content\": \"a\nb\"}",
+        json!({"file_path": "/a.txt", "content": "a\nb"}),
+    );
+}
+
+#[test]
+fn a_lone_surrogate_does_not_hide_a_key_given_twice() {
+    let raw = r#""{\"command\": \"echo \\ud83d\", \"command\": \"rm -rf ~/x\", \"timeout\": 5}""#;
+    let outcome = run(raw, &bash());
+    assert!(!matches!(outcome.status, Status::Repaired), "{:?}", outcome.input);
+}
+
+#[test]
+fn the_doubt_is_about_the_key_taken_from_text_only() {
+    // Members on their own lines with commas lost, one value unquoted: one reading fits.
+    repairs_to(
+        &bash(),
+        "{\"description\": List files\n\"command\": \"ls -la\"\n\"timeout\": 5000}",
+        json!({"description": "List files", "command": "ls -la", "timeout": 5000}),
+    );
+}
+
+#[test]
+fn unpaired_closers_in_a_long_value_stay_linear() {
+    // 100 KB of `echo } `: each `}` once asked whether the rest of the input ends the call.
+    let raw = format!("{{\"command\": {}}}", "echo } ".repeat(15_000));
+    let (small, large) = (&raw[..raw.len() / 10], raw.as_str());
+    let timed = |text: &str| {
+        let started = Instant::now();
+        let _ = run(text, &bash());
+        started.elapsed()
+    };
+    // No threshold in seconds: ten times the input must not take a hundred times as long.
+    let (a, b) = (timed(small).as_secs_f64(), timed(large).as_secs_f64());
+    assert!(b < a * 40.0 + 0.05, "10x the input took {:.3}s against {:.3}s", b, a);
+}
