@@ -164,3 +164,23 @@ fn unpaired_closers_in_a_long_value_stay_linear() {
     let (a, b) = (timed(small).as_secs_f64(), timed(large).as_secs_f64());
     assert!(b < a * 40.0 + 0.05, "10x the input took {:.3}s against {:.3}s", b, a);
 }
+
+#[test]
+fn a_unicode_line_break_starts_a_line_for_keys_too() {
+    refuses(
+        &bash(),
+        &["{\"command\": rm -rf dist\u{85}dry_run: true}", "{\"command\": rm -rf dist\u{2028}dry_run: true}"],
+    );
+}
+
+#[test]
+fn without_the_roots_brace_a_nested_objects_closer_may_be_the_roots() {
+    let nested = closed(
+        json!({"query": {"type": "string"},
+               "options": {"type": "object", "additionalProperties": false,
+                           "properties": {"verbose": {"type": "boolean"}, "limit": {"type": "integer"}, "force": {"type": "boolean"}}},
+               "force": {"type": "boolean"}}),
+        &["query"],
+    );
+    refuses(&nested, &["\"query\": \"logs\", \"options\": {\"verbose\": true, \"limit\": 10, \"force\": false}"]);
+}

@@ -53,7 +53,7 @@ fn whitespace(input: &str) -> Lex<'_> {
 fn is_unicode_space(c: char) -> bool {
     matches!(
         c,
-        '\u{a0}' | '\u{1680}' | '\u{2000}'
+        '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'
             ..='\u{200b}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}' | '\u{180e}'
     )
 }

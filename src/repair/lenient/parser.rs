@@ -82,6 +82,8 @@ pub(super) struct Parser<'s> {
     text_members: Vec<String>,
     /// Where the root object's `{` is (none when it is missing).
     root_open: Option<usize>,
+    /// The root's `{` is missing (`"query": …, "options": {…}`): any `}` may be its closer.
+    implicit_root: bool,
     path: Vec<String>,
     options: ParseOptions,
 }
@@ -114,6 +116,11 @@ fn has_json_escape(text: &str) -> bool {
                 _ => false,
             }
     })
+}
+
+/// The length of a Unicode line break other than `\n` and `\r` at the start of `text`.
+fn unicode_line_break_len(text: &str) -> Option<usize> {
+    ["\u{85}", "\u{2028}", "\u{2029}"].iter().find(|b| text.starts_with(*b)).map(|b| b.len())
 }
 
 /// Text `side` the object that is not a recognized wrapper: it may belong to the call.
@@ -152,6 +159,7 @@ pub fn parse_reading(
         text_as_member: Vec::new(),
         text_members: Vec::new(),
         root_open: None,
+        implicit_root: false,
         path: Vec::new(),
         options,
     };
@@ -268,10 +276,15 @@ impl<'s> Parser<'s> {
         // The root's `{` pairs with nothing and this bracket with the input's last closer
         // (`"new_string": if (y) {}` with the object's `}` lost, or not): the closer may be
         // the object's own.
-        let root_unpaired = self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none());
+        let root_unpaired = self.root_unpaired();
         let takes_last_closer = root_unpaired && self.src.as_bytes()[at] == b'{' && self.src.rfind('}') == Some(close);
         let doubtful = member_shaped || takes_last_closer;
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
+    }
+
+    /// Whether the root's closer may be missing: its `{` pairs with nothing, or was never there.
+    fn root_unpaired(&self) -> bool {
+        self.implicit_root || self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none())
     }
 
     /// Whether the first inner quote the string read since edit `mark` closes a quoted word:
@@ -459,12 +472,16 @@ impl<'s> Parser<'s> {
             frame.open = self.shapes.allows_undeclared(shape);
         }
         self.hit(Production::Object);
-        if self.frames.len() == 1 && !implicit {
-            self.root_open = Some(open);
+        if self.frames.len() == 1 {
+            if implicit {
+                self.implicit_root = true;
+            } else {
+                self.root_open = Some(open);
+            }
         }
         // A nested object whose `}` is lost, or which pairs with the input's last closer while
         // the root's pairs with nothing (either of the two closers may be the lost one).
-        let root_unpaired = self.root_open.is_some_and(|root| self.brackets.closer_of(root).is_none());
+        let root_unpaired = self.root_unpaired();
         let unpaired = !implicit
             && match self.brackets.closer_of(open) {
                 None => true,
@@ -834,6 +851,15 @@ impl<'s> Parser<'s> {
                         || ((newline || quoted) && self.ends_at_key(q, false, newline, &mut declined));
                     if !ends {
                         // Nothing in a run of blanks ends the value: step over it at once.
+                        i = q;
+                        continue;
+                    }
+                    true
+                }
+                // NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR: line breaks too, so a key may follow.
+                0xC2 | 0xE2 if unicode_line_break_len(&self.src[i..]).is_some() => {
+                    let q = self.skip_blank(i + unicode_line_break_len(&self.src[i..]).unwrap_or(1));
+                    if !(q >= bytes.len() || self.ends_at_key(q, false, true, &mut declined)) {
                         i = q;
                         continue;
                     }
