@@ -3,6 +3,7 @@
 
 pub mod fix;
 pub mod hook;
+mod lines;
 mod record;
 pub mod report;
 pub mod scan;
@@ -16,13 +17,14 @@ pub use tools_file::{tools_from_text, ToolsFileError};
 
 use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status, StopReason};
 use crate::schema::{SchemaCache, SchemaError, ToolSchema};
+use lines::{Batch, Lines};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
+use std::ops::Range;
 use std::sync::Arc;
-
-/// Lines read and repaired together: enough to keep both cores busy, little to hold.
-const BATCH_LINES: usize = 4096;
+use std::thread::{Scope, ScopedJoinHandle};
 
 /// A plain record line, read without building a JSON tree; the schema stays text.
 #[derive(Deserialize)]
@@ -86,49 +88,28 @@ impl Summary {
     }
 }
 
-/// Input lines as text; one that is not UTF-8 is a problem of its own and the next line goes on.
-struct Lines<R> {
-    reader: R,
-    /// Lines read so far (the number of the line just returned).
-    number: usize,
-    /// A read failed: the rest of the source cannot be trusted.
-    failed: bool,
+/// The state of a source's one-by-one path: the tools its transcript lines recorded, and
+/// the counts so far.
+struct InOrder<'s> {
+    source: &'s str,
+    learned: ToolCatalog,
+    summary: Summary,
 }
 
-/// Why one input line could not be read.
-#[derive(Debug, thiserror::Error)]
-enum LineProblem {
-    #[error("not UTF-8 (invalid byte at offset {0} of the line): skipped")]
-    NotUtf8(usize),
-    #[error("reading failed ({0}); the rest of this input is skipped")]
-    Read(io::Error),
-}
+/// A worker repairing some lines of a batch (their indices in it).
+type Worker<'scope> = (Range<usize>, ScopedJoinHandle<'scope, Part>);
 
-impl<R: BufRead> Lines<R> {
-    fn next_line(&mut self) -> Option<Result<String, LineProblem>> {
-        if self.failed {
-            return None;
-        }
-        let mut bytes = Vec::new();
-        match self.reader.read_until(b'\n', &mut bytes) {
-            Ok(0) => None,
-            Ok(_) => {
-                self.number += 1;
-                if bytes.last() == Some(&b'\n') {
-                    bytes.pop();
-                    if bytes.last() == Some(&b'\r') {
-                        bytes.pop();
-                    }
-                }
-                Some(String::from_utf8(bytes).map_err(|e| LineProblem::NotUtf8(e.utf8_error().valid_up_to())))
-            }
-            Err(error) => {
-                self.failed = true;
-                self.number += 1;
-                Some(Err(LineProblem::Read(error)))
-            }
-        }
-    }
+/// Compiled schemas by their exact text, for one worker.
+type KnownSchemas<'a> = HashMap<&'a str, Result<Arc<ToolSchema>, SchemaError>, foldhash::fast::RandomState>;
+
+/// What a worker made of its lines: the plain records' result lines one after another, and
+/// where each other line (left to the one-by-one path) falls between them.
+#[derive(Default)]
+struct Part {
+    out: Vec<u8>,
+    /// Each other line's index in the batch and the length of `out` when it was met.
+    others: Vec<(usize, usize)>,
+    summary: Summary,
 }
 
 /// Repairs calls one source at a time; `tools` (from `--tools`) backs up the schemas a
@@ -150,9 +131,10 @@ impl Repairer {
 
     /// Reads JSON Lines from `reader`, writes one result line per call to `out`, and reports
     /// bad lines (not JSON, not UTF-8, unreadable) as `source:line: message` to `diagnostics`;
-    /// the lines around them still run. Only a failure to write is an error. Plain records are repaired on all
-    /// cores, a batch at a time; every other line keeps its order-dependent, one-by-one path
-    /// (a transcript's schemas apply to the calls after them). Output keeps input order.
+    /// the lines around them still run. Only a failure to write is an error. Plain records are
+    /// repaired on all cores, a batch at a time, while the next batch is read and the last one
+    /// written; every other line keeps its order-dependent, one-by-one path (a transcript's
+    /// schemas apply to the calls after them). Output keeps input order.
     pub fn run(
         &self,
         reader: impl BufRead,
@@ -161,74 +143,137 @@ impl Repairer {
         diagnostics: &mut impl Write,
     ) -> io::Result<Summary> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut summary = Summary::default();
-        let mut learned = ToolCatalog::default();
-        let mut lines = Lines { reader, number: 0, failed: false };
-        loop {
-            let mut batch = Vec::with_capacity(BATCH_LINES);
-            while batch.len() < BATCH_LINES {
-                match lines.next_line() {
-                    None => break,
-                    Some(Ok(line)) => batch.push((lines.number - 1, line)),
-                    Some(Err(problem)) => {
-                        summary.bad_lines += 1;
-                        writeln!(diagnostics, "{source}:{}: {problem}", lines.number)?;
-                    }
-                }
-            }
-            if batch.is_empty() {
-                return Ok(summary);
-            }
-            let repaired = self.repair_plain_records(&batch, threads);
-            for ((index, line), plain) in batch.iter().zip(repaired) {
-                match plain {
-                    Some((status, result)) => {
-                        summary.count(status);
-                        out.write_all(&result)?;
-                    }
-                    None => self.line_in_order(line, *index, source, &mut learned, &mut summary, out, diagnostics)?,
-                }
-            }
-        }
-    }
-
-    /// Each plain record of the batch repaired (status and result line), on `threads` threads;
-    /// `None` for lines that are not plain records.
-    fn repair_plain_records(&self, batch: &[(usize, String)], threads: usize) -> Vec<Option<(Status, Vec<u8>)>> {
-        let repair_one = |line: &String| {
-            let record = serde_json::from_str::<PlainRecord>(line).ok()?;
-            let schema = record.schema.filter(|s| s.get() != "null").map(|s| self.cache.get_or_compile_text(s.get()));
-            let call = record.into_call();
-            let outcome = self.repair_with(&call, schema);
-            let mut result = serde_json::to_vec(&ResultLine::new(&call, &outcome)).ok()?;
-            result.push(b'\n');
-            Some((outcome.status, result))
-        };
-        let chunk = batch.len().div_ceil(threads.max(1));
+        let mut ordered = InOrder { source, learned: ToolCatalog::default(), summary: Summary::default() };
+        let mut lines = Lines::new(reader);
+        // Buffers of batches and results done with, filled again (memory stays flat).
+        let (mut spare_batch, mut spare_outs) = (None, Vec::new());
         std::thread::scope(|scope| {
-            let workers: Vec<_> = batch
-                .chunks(chunk.max(1))
-                .map(|part| {
-                    (part.len(), scope.spawn(move || part.iter().map(|(_, line)| repair_one(line)).collect::<Vec<_>>()))
-                })
-                .collect();
-            // A worker that failed leaves its lines to the one-by-one path, in place.
-            workers.into_iter().flat_map(|(len, w)| w.join().unwrap_or_else(|_| vec![None; len])).collect()
+            let mut in_flight: Option<(Arc<Batch>, Vec<Worker<'_>>)> = None;
+            loop {
+                let batch = Arc::new(lines.next_batch(spare_batch.take()));
+                let workers = self.start_batch(scope, &batch, threads, &mut spare_outs);
+                if let Some((previous, previous_workers)) = in_flight.take() {
+                    self.finish_batch(&previous, previous_workers, &mut ordered, out, diagnostics, &mut spare_outs)?;
+                    // Every worker of `previous` is joined, so it is ours alone again.
+                    spare_batch = Arc::into_inner(previous);
+                }
+                if batch.is_empty() {
+                    self.finish_batch(&batch, workers, &mut ordered, out, diagnostics, &mut spare_outs)?;
+                    return Ok(ordered.summary);
+                }
+                in_flight = Some((batch, workers));
+            }
         })
     }
 
+    /// The batch's plain records shared out among `threads` workers, in order.
+    fn start_batch<'scope>(
+        &'scope self,
+        scope: &'scope Scope<'scope, '_>,
+        batch: &Arc<Batch>,
+        threads: usize,
+        spare_outs: &mut Vec<Vec<u8>>,
+    ) -> Vec<Worker<'scope>> {
+        let chunk = batch.len().div_ceil(threads.max(1)).max(1);
+        (0..batch.len())
+            .step_by(chunk)
+            .map(|start| {
+                let lines = start..(start + chunk).min(batch.len());
+                let batch = Arc::clone(batch);
+                let part = lines.clone();
+                let out = spare_outs.pop().unwrap_or_default();
+                (lines, scope.spawn(move || self.repair_part(&batch, part, out)))
+            })
+            .collect()
+    }
+
+    /// Writes a batch's results in input order: its unreadable lines first (as they were met
+    /// while reading it), then each line's results, the plain records' from the workers.
+    fn finish_batch(
+        &self,
+        batch: &Batch,
+        workers: Vec<Worker<'_>>,
+        ordered: &mut InOrder<'_>,
+        out: &mut impl Write,
+        diagnostics: &mut impl Write,
+        spare_outs: &mut Vec<Vec<u8>>,
+    ) -> io::Result<()> {
+        for (number, problem) in &batch.problems {
+            ordered.summary.bad_lines += 1;
+            writeln!(diagnostics, "{}:{number}: {problem}", ordered.source)?;
+        }
+        for (lines, worker) in workers {
+            // A worker that failed leaves its lines to the one-by-one path, in place.
+            let Ok(part) = worker.join() else {
+                for index in lines {
+                    let (number, line) = batch.line(index);
+                    self.line_in_order(line, number, ordered, out, diagnostics)?;
+                }
+                continue;
+            };
+            ordered.summary.add(&part.summary);
+            let mut written = 0;
+            for &(index, at) in &part.others {
+                out.write_all(&part.out[written..at])?;
+                written = at;
+                let (number, line) = batch.line(index);
+                self.line_in_order(line, number, ordered, out, diagnostics)?;
+            }
+            out.write_all(&part.out[written..])?;
+            spare_outs.push(part.out);
+        }
+        Ok(())
+    }
+
+    /// One worker's share of a batch: each plain record repaired, its result line appended.
+    fn repair_part(&self, batch: &Batch, lines: Range<usize>, mut out: Vec<u8>) -> Part {
+        out.clear();
+        let mut part = Part { out, ..Part::default() };
+        // Each distinct schema text looked up in the shared cache once per part.
+        let mut schemas = HashMap::with_hasher(foldhash::fast::RandomState::default());
+        for index in lines {
+            let start = part.out.len();
+            match self.repair_plain_record(batch.line(index).1, &mut schemas, &mut part.out) {
+                Some(status) => part.summary.count(status),
+                None => {
+                    part.out.truncate(start);
+                    part.others.push((index, start));
+                }
+            }
+        }
+        part
+    }
+
+    /// A plain record's result line appended to `out`, and its status; `None` for a line that
+    /// is not a plain record.
+    fn repair_plain_record<'a>(
+        &self,
+        line: &'a str,
+        schemas: &mut KnownSchemas<'a>,
+        out: &mut Vec<u8>,
+    ) -> Option<Status> {
+        let record = serde_json::from_str::<PlainRecord>(line).ok()?;
+        let schema = record
+            .schema
+            .filter(|s| s.get() != "null")
+            .map(|s| schemas.entry(s.get()).or_insert_with(|| self.cache.get_or_compile_text(s.get())).clone());
+        let call = record.into_call();
+        let outcome = self.repair_with(&call, schema);
+        serde_json::to_writer(&mut *out, &ResultLine::new(&call, &outcome)).ok()?;
+        out.push(b'\n');
+        Some(outcome.status)
+    }
+
     /// A line that is not a plain record: a transcript line, a tools record, or a bad line.
-    #[allow(clippy::too_many_arguments)]
     fn line_in_order(
         &self,
         line: &str,
         index: usize,
-        source: &str,
-        learned: &mut ToolCatalog,
-        summary: &mut Summary,
+        ordered: &mut InOrder<'_>,
         out: &mut impl Write,
         diagnostics: &mut impl Write,
     ) -> io::Result<()> {
+        let InOrder { source, learned, summary } = ordered;
         if line.trim().is_empty() {
             return Ok(());
         }
@@ -297,6 +342,7 @@ impl Repairer {
 
 #[cfg(test)]
 mod tests {
+    use super::lines::BATCH_LINES;
     use super::*;
     use serde_json::{json, Value};
 

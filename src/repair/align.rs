@@ -7,7 +7,7 @@ use super::edit::{total_cost, Edit, EditKind};
 use super::lenient::{Node, NodeKind};
 use super::lexeme;
 use super::outcome::{Refusal, RefusalCode};
-use crate::schema::{escape_pointer, Shape, ShapeId, ShapeSet};
+use crate::schema::{child_pointer, Shape, ShapeId, ShapeSet};
 use serde_json::{Map, Value};
 use std::ops::Range;
 
@@ -96,7 +96,7 @@ impl<'s> Aligner<'s> {
                 let mut map = Map::new();
                 for member in members {
                     let child = self.shapes.property(id, &member.key);
-                    let at = format!("{pointer}/{}", escape_pointer(&member.key));
+                    let at = child_pointer(pointer, &member.key);
                     let value = self.align(&member.value, child, &at, edits, depth)?;
                     match map.get(&member.key) {
                         Some(previous) if previous != &value => {
@@ -122,7 +122,13 @@ impl<'s> Aligner<'s> {
                 let item_shape = self.shapes.items(id);
                 let mut values = Vec::with_capacity(items.len());
                 for (index, item) in items.iter().enumerate() {
-                    values.push(self.align(item, item_shape, &format!("{pointer}/{index}"), edits, depth)?);
+                    values.push(self.align(
+                        item,
+                        item_shape,
+                        &child_pointer(pointer, &index.to_string()),
+                        edits,
+                        depth,
+                    )?);
                 }
                 Ok(Value::Array(values))
             }
@@ -255,7 +261,13 @@ impl<'s> Aligner<'s> {
             let node = Node { span, kind };
             // The list's one edit covers its items.
             let mut item_edits = Vec::new();
-            values.push(self.align(&node, items, &format!("{pointer}/{index}"), &mut item_edits, depth)?);
+            values.push(self.align(
+                &node,
+                items,
+                &child_pointer(pointer, &index.to_string()),
+                &mut item_edits,
+                depth,
+            )?);
         }
         Ok(Value::Array(values))
     }

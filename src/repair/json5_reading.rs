@@ -3,6 +3,7 @@
 //! text the value would not keep (`0xFF`, `1e3` through a float) leaves the reading out.
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -81,8 +82,12 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut members = Map::new();
         while let Some((key, Strict(value))) = map.next_entry::<String, Strict>()? {
-            if members.insert(key.clone(), value).is_some() {
-                return Err(de::Error::custom(format!("key '{key}' given twice")));
+            // One lookup and no copy of the key: this runs for every member of every reading.
+            match members.entry(key) {
+                Entry::Occupied(given) => return Err(de::Error::custom(format!("key '{}' given twice", given.key()))),
+                Entry::Vacant(free) => {
+                    free.insert(value);
+                }
             }
         }
         Ok(Value::Object(members))

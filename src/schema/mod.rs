@@ -10,7 +10,7 @@ pub mod strict;
 
 pub use cache::SchemaCache;
 pub use catalog::{request_tools_text, tool_list, ToolCatalog};
-pub(crate) use shape::{escape_pointer, MAX_SCHEMA_DEPTH};
+pub(crate) use shape::{child_pointer, escape_pointer, MAX_SCHEMA_DEPTH};
 pub use shape::{ObjectShape, Shape, ShapeId, ShapeSet};
 
 use serde_json::Value;

@@ -369,7 +369,25 @@ fn literal_or_any(object: &Map<String, Value>) -> Shape {
 }
 
 pub(crate) fn escape_pointer(segment: &str) -> String {
+    if !segment.contains(['~', '/']) {
+        // The common case, one copy (the repair engine escapes every key it meets).
+        return segment.to_string();
+    }
     segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// `pointer` and one more segment (escaped): `format!("{pointer}/{segment}")` without the
+/// formatting machinery, which the repair engine would run for every member and item.
+pub(crate) fn child_pointer(pointer: &str, segment: &str) -> String {
+    let mut child = String::with_capacity(pointer.len() + 1 + segment.len());
+    child.push_str(pointer);
+    child.push('/');
+    if segment.contains(['~', '/']) {
+        child.push_str(&escape_pointer(segment));
+    } else {
+        child.push_str(segment);
+    }
+    child
 }
 
 #[cfg(test)]

@@ -6,13 +6,14 @@ use std::collections::HashMap;
 
 #[derive(Debug, Default)]
 pub struct Brackets {
-    /// Opener position → the position of the closer that pairs with it.
-    pairs: HashMap<usize, usize>,
+    /// Opener position → the position of the closer that pairs with it (a fast hasher: built
+    /// for every reading, and its keys are offsets).
+    pairs: HashMap<usize, usize, foldhash::fast::RandomState>,
 }
 
 impl Brackets {
     pub fn of(src: &str) -> Self {
-        let mut pairs = HashMap::new();
+        let mut pairs = HashMap::default();
         let mut open: Vec<(u8, usize)> = Vec::new();
         for (i, byte) in src.bytes().enumerate() {
             let opener = match byte {

@@ -178,7 +178,13 @@ impl<'s> Parser<'s> {
     }
 
     pub(super) fn pointer(&self) -> String {
-        self.path.iter().map(|s| format!("/{s}")).collect()
+        // Built by hand: this runs for every edit of every reading.
+        let mut pointer = String::with_capacity(self.path.iter().map(|s| s.len() + 1).sum());
+        for segment in &self.path {
+            pointer.push('/');
+            pointer.push_str(segment);
+        }
+        pointer
     }
 
     pub(super) fn hit(&mut self, production: Production) {
