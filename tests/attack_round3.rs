@@ -259,13 +259,16 @@ fn a_lead_in_or_closing_word_that_may_qualify_the_call_is_not_dropped() {
     );
     repairs_to(&bash(), "Running: {\"command\": \"pytest -q\"} now.", json!({"command": "pytest -q"}));
     repairs_to(&bash(), "Sure, I'll use the tool now: {\"command\": \"ls\"}", json!({"command": "ls"}));
-    repairs_to(&bash(), "{\"command\": \"ls\"}\nThat is the call.", json!({"command": "ls"}));
+    repairs_to(&bash(), "Here is the call: {\"command\": \"ls\"}\nThat is the call.", json!({"command": "ls"}));
     // After the call, a sentence that says more than that may qualify it; one word alone may be
     // an argument that slipped out, unless it ends a lead-in's sentence.
     refuses(
         &bash(),
         &[
             "{\"command\": \"ls\"}\nThat lists the files.",
+            "{\"command\": \"ls\"}\nThat is the call.",
+            "{\"command\": \"shutdown -r\"} now please.",
+            "Here is the call: {\"command\": \"rm -rf /\"} Is this the command?",
             "{\"command\": \"rm -rf build\"} Do not run this yet.",
             "{\"command\": \"sudo shutdown -h\"} now.",
         ],

@@ -184,3 +184,44 @@ fn without_the_roots_brace_a_nested_objects_closer_may_be_the_roots() {
     );
     refuses(&nested, &["\"query\": \"logs\", \"options\": {\"verbose\": true, \"limit\": 10, \"force\": false}"]);
 }
+
+/// Round 5 (/work/attack/round5): more spellings and positions of the same classes.
+#[test]
+fn round_five_key_shapes_positions_and_cut_members_refuse() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": npm run dev; run_in_background: true}",
+            "{\"command\": sleep 10 timeout: 600000}",
+            "{\"command\": rm -rf dist; dry_run: true}",
+            "{\"command\": rm -rf dist (dry_run: true)}",
+            "{\"command\": npm run dev, timeout 600000}",
+            "{\"command\": rm -rf dist, dry_rún: true}",
+            "{\"command\": npm run dev, run_in_background:}",
+            "{\"command\": npm run dev, \"run_in_background\"}",
+            "Running: {\"command\": \"npm\"} run.",
+            "{\"command\": \"shutdown -r\"} now please.",
+        ],
+    );
+    refuses(&edit(), &["{\"file_path\": \"/a.py\", \"old_string\": foo, \"new_string\": bar, replace_all true}"]);
+}
+
+#[test]
+fn a_doubt_holds_whatever_words_the_validator_uses() {
+    // A root `anyOf`: the message never names the key; without the member the call fits.
+    let any = ToolSchema::compile(&json!({"anyOf": [
+        {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"], "additionalProperties": false},
+        {"type": "object", "properties": {"script": {"type": "string"}}, "required": ["script"], "additionalProperties": false}
+    ]}))
+    .unwrap();
+    refuses(&any, &["{\"command\": rm -rf dist, dry_run: true}"]);
+}
+
+#[test]
+fn raw_line_breaks_with_escaped_quotes_are_json_escaping() {
+    repairs_to(
+        &write(),
+        "{\"file_path\": \"/a.md\", \"content\": \"He said \\\"hi\\\"\nnext line\n\"}",
+        json!({"file_path": "/a.md", "content": "He said \"hi\"\nnext line\n"}),
+    );
+}

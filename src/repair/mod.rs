@@ -246,7 +246,12 @@ fn lenient_readings(
                 match align_document(document, shapes) {
                     Ok(reading) => {
                         if let Some((pointer, message)) = readings.violation(&reading.value) {
-                            if members.iter().any(|name| blames(name, &pointer, &message)) {
+                            let without = without_members(&reading.value, &members);
+                            let same =
+                                readings.violation(&without).is_some_and(|v| v == (pointer.clone(), message.clone()));
+                            if !members.is_empty()
+                                && (!same || members.iter().any(|name| blames(name, &pointer, &message)))
+                            {
                                 readings.doubt(format!("'{pointer}': {message}"));
                             }
                         }
@@ -274,6 +279,21 @@ fn lenient_readings(
 }
 
 /// Refusals one reading makes for the whole input.
+/// `value` without the members taken from text, wherever they are: if the schema's complaint
+/// changes with them gone, it was about them (whatever words the validator uses).
+fn without_members(value: &Value, names: &[String]) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| !names.contains(key))
+                .map(|(key, item)| (key.clone(), without_members(item, names)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|item| without_members(item, names)).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Whether a schema violation (at `pointer`, saying `message`) is about the member `name`: at
 /// it or below it, or an undeclared key the message names.
 fn blames(name: &str, pointer: &str, message: &str) -> bool {

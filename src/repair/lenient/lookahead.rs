@@ -110,23 +110,37 @@ impl Parser<'_> {
             return (at_boundary && bytes[close] == b'"' && declared && value_starts)
                 .then(|| weak(value, true, false))?;
         }
-        let word =
-            bytes[pos..].iter().position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'$' | b'.')));
-        let len = word.unwrap_or(bytes.len() - pos);
-        let has_letter = bytes[pos..pos + len].iter().any(u8::is_ascii_alphabetic);
+        let rest = &self.src[pos..];
+        let len =
+            rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.'))).unwrap_or(rest.len());
+        let has_letter = rest[..len].chars().any(char::is_alphabetic);
         let colon = self.skip_blank(pos + len);
         let spaced_colon = colon == pos + len || !self.src[pos + len..colon].contains('\n');
-        let after = bytes.get(colon + 1);
-        let starts_path = after.is_some_and(|&b| matches!(b, b':' | b'/' | b'\\'));
+        // `a::b`, a scheme's `://`, a drive letter's `C:\` or `C:/`; `cwd:/repo` may be a key.
+        let tail = &self.src[colon..];
+        let starts_path = tail.starts_with("::")
+            || tail.starts_with("://")
+            || (len == 1 && (tail.starts_with(":\\") || tail.starts_with(":/")));
         if len > 0 && has_letter && spaced_colon && bytes.get(colon) == Some(&b':') && !starts_path {
             return weak(colon + 1, false, true);
         }
-        // `, description "clean"`: a declared word that lost its colon before a quoted value.
+        // `, description "clean"`, `, timeout 600000`: a declared word that lost its colon.
         let name = &self.src[pos..pos + len];
         let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
-        let quote = self.skip_blank(pos + len);
-        (at_boundary && declared && quote > pos + len && bytes.get(quote) == Some(&b'"'))
-            .then(|| weak(quote, false, false))?
+        let value = self.skip_blank(pos + len);
+        let value_starts =
+            value > pos + len && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
+        (at_boundary && declared && value_starts).then(|| weak(value, false, false))?
+    }
+
+    /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:
+    /// `npm run dev; run_in_background: true`).
+    pub(super) fn declared_word_key_at(&self, pos: usize) -> bool {
+        let Some(len) = self.unquoted_key_len(pos) else {
+            return false;
+        };
+        let word = &self.src[pos..pos + len];
+        self.declared_keys().is_some_and(|keys| keys.contains(&word)) && self.key_at(pos, true).is_some()
     }
 
     /// The length of an unquoted key at `pos`: an identifier, or a name the object declares

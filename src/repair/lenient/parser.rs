@@ -118,6 +118,38 @@ fn has_json_escape(text: &str) -> bool {
     })
 }
 
+/// Whether `text` holds an escape of a control character (`\n \t \r \b \f \uXXXX`): in text
+/// whose line breaks were written raw, such an escape may be the text's own (`s = 'a\nb'`);
+/// an escaped quote or backslash there is JSON's.
+fn has_control_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.windows(2).enumerate().any(|(i, w)| {
+        w[0] == b'\\'
+            && (i == 0 || bytes[i - 1] != b'\\')
+            && match w[1] {
+                b'n' | b't' | b'r' | b'b' | b'f' => true,
+                b'u' => bytes.get(i + 2..i + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
+                _ => false,
+            }
+    })
+}
+
+/// Whether unquoted `text` holds, after `;`, `&`, `|` or `(`, a word followed by `: ` — a
+/// member's shape (`rm -rf dist; dry_run: true`).
+fn key_shaped_after_separator(text: &str) -> bool {
+    text.match_indices([';', '&', '|', '(']).any(|(at, sep)| {
+        let rest = text[at + sep.len()..].trim_start_matches([' ', '\t', '&', '|']);
+        let len = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-'))).unwrap_or(rest.len());
+        let after = &rest[len..];
+        len > 0
+            && rest[..len].chars().any(char::is_alphabetic)
+            && after.starts_with(':')
+            && !after.starts_with("::")
+            && !after.starts_with(":/")
+            && after[1..].starts_with([' ', '\t', '"', '\'', '{', '['])
+    })
+}
+
 /// The length of a Unicode line break other than `\n` and `\r` at the start of `text`.
 fn unicode_line_break_len(text: &str) -> Option<usize> {
     ["\u{85}", "\u{2028}", "\u{2029}"].iter().find(|b| text.starts_with(*b)).map(|b| b.len())
@@ -280,6 +312,21 @@ impl<'s> Parser<'s> {
         let takes_last_closer = root_unpaired && self.src.as_bytes()[at] == b'{' && self.src.rfind('}') == Some(close);
         let doubtful = member_shaped || takes_last_closer;
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
+    }
+
+    /// Whether the innermost object takes no undeclared keys.
+    fn object_is_closed(&self) -> bool {
+        self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).is_some_and(|f| !f.open && f.keys.is_some())
+    }
+
+    /// Whether `text` ends, after a comma, in a name the object declares (quoted or not, a
+    /// colon or not): a member cut down to its key.
+    fn ends_with_bare_key(&self, text: &str) -> bool {
+        let Some((_, last)) = text.rsplit_once(',') else {
+            return false;
+        };
+        let name = last.trim().trim_end_matches(':').trim_end().trim_matches(['"', '\'']);
+        self.object_keys().is_some_and(|keys| keys.contains(&name))
     }
 
     /// Whether the root's closer may be missing: its `{` pairs with nothing, or was never there.
@@ -748,8 +795,8 @@ impl<'s> Parser<'s> {
                         pos,
                     ));
                 }
-                if (inner_quotes || raw_controls)
-                    && (has_json_escape(body) || body.contains("\\b") || body.contains("\\f"))
+                if (inner_quotes && (has_json_escape(body) || body.contains("\\b") || body.contains("\\f")))
+                    || (raw_controls && has_control_escape(body))
                 {
                     // Quotes left unescaped say the text was written raw; its `\"` and `\n` may
                     // then be the text's own (`sed -i "s/\"a\"/\"b\"/"`) or JSON's: two readings.
@@ -848,7 +895,8 @@ impl<'s> Parser<'s> {
                     let quoted = matches!(bytes.get(q), Some(b'"' | b'\''));
                     let ends = q >= bytes.len()
                         || self.comment_may_end_run(q)
-                        || ((newline || quoted) && self.ends_at_key(q, false, newline, &mut declined));
+                        || ((newline || quoted || self.declared_word_key_at(q))
+                            && self.ends_at_key(q, false, newline, &mut declined));
                     if !ends {
                         // Nothing in a run of blanks ends the value: step over it at once.
                         i = q;
@@ -889,6 +937,19 @@ impl<'s> Parser<'s> {
             // `import os\nprint(1)`, `print(\"hi\")`: JSON's escaping kept after its quotes were
             // lost, or text with backslashes of its own (a path, a shell escape): both readings.
             return self.error("a written-out escape inside unquoted text: JSON escaping or a backslash", start);
+        }
+        if self.object_is_closed() && key_shaped_after_separator(text) {
+            // `rm -rf dist; dry_run: true`: after a shell separator, key-shaped text may be a
+            // member the tool does not take.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "key-shaped text after a separator inside unquoted text: it may be a member",
+                start,
+            ));
+        }
+        if self.ends_with_bare_key(text) {
+            // `npm run dev, run_in_background:`: a member cut down to its key.
+            return Err(SyntaxError::new(RefusalCode::Ambiguous, "unquoted text ending in a key of the object", start));
         }
         if is_prefixed_literal(text) {
             // `u'ls'`, `r"\d+"`: a Python string with a prefix, not text with quotes.

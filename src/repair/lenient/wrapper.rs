@@ -284,17 +284,24 @@ fn is_lead_in(text: &str, tool: Option<&str>) -> bool {
 /// A closing sentence: prose ending with '.', '!' or '?' made only of presentation words
 /// (`Done.`, `That is the call.`). Anything else after the call may qualify it (`Do not run
 /// this yet.`, `Replace all occurrences.`) or be an argument that slipped out (`… main.`).
-/// One word alone (`now.`) only ends a sentence a lead-in began: after a bare call it is as
-/// likely an argument that slipped out (`{"command": "sudo shutdown -h"} now.`).
 fn is_sentence(text: &str, opened: Opened) -> bool {
-    let body = text.trim_end_matches(['.', '!', '?']);
-    let one_word = body.split_whitespace().nth(1).is_none();
-    text.ends_with(['.', '!', '?'])
-        && !text.contains(':')
+    let body = text.trim_end_matches(['.', '!']);
+    // Only the end of a sentence a lead-in began (`Running: {…} now.`): after a bare call, words
+    // are as likely arguments that slipped out (`… now please.`); a question is never an end.
+    let mut words = body.split_whitespace();
+    let one_word = words.next().is_some() && words.next().is_none();
+    let plain = body.trim().to_lowercase();
+    opened.lead_in
+        && text.ends_with(['.', '!'])
+        && !text.contains([':', '?'])
         && body.len() < text.len()
-        && (!one_word || opened.lead_in)
         && is_lead_in(body, None)
+        && (!one_word || ONE_WORD_ENDS.contains(&plain.as_str()))
 }
+
+/// The one-word ends of a lead-in's sentence (`Running: {…} now.`); any other word alone (`run.`)
+/// may be an argument that slipped out.
+const ONE_WORD_ENDS: [&str; 3] = ["now", "please", "thanks"];
 
 #[cfg(test)]
 mod tests {
@@ -343,11 +350,12 @@ mod tests {
     #[test]
     fn suffixes_that_close_a_wrapper_and_suffixes_that_may_belong_to_the_call() {
         let fenced = Opened { fence: true, ..Opened::default() };
-        let table: [(&str, Opened, bool); 15] = [
+        let table: [(&str, Opened, bool); 16] = [
             ("", Opened::default(), true),
             ("\n```", fenced, true),
             ("\n```\nThat lists the files.", fenced, false),
-            ("\n```\nThat is the call.", fenced, true),
+            ("\n```\nThat is the call.", fenced, false),
+            ("\n```\nThat is the call.", Opened { lead_in: true, ..fenced }, true),
             (" now.", Opened { lead_in: true, ..Opened::default() }, true),
             (" now.", Opened::default(), false),
             (" main.", Opened::default(), false),
