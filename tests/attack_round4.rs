@@ -225,3 +225,22 @@ fn raw_line_breaks_with_escaped_quotes_are_json_escaping() {
         json!({"file_path": "/a.md", "content": "He said \"hi\"\nnext line\n"}),
     );
 }
+
+#[test]
+fn a_key_and_json_value_inside_unquoted_text_refuse_in_a_closed_schema() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": rm -rf dist dry_run: true}",
+            "{\"command\": rm -rf dist, dry_run： true}",
+            "{\"command\": sleep 10, 'timeout' 600000}",
+            "{\"command\": echo é dry_run: true}",
+        ],
+    );
+    // Text with a colon that is no member's shape stays text.
+    repairs_to(
+        &bash(),
+        "{\"command\": git commit -m fix: handle it}",
+        json!({"command": "git commit -m fix: handle it"}),
+    );
+}

@@ -100,14 +100,14 @@ impl Parser<'_> {
         }
         let bytes = self.src.as_bytes();
         let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon });
-        if bytes.get(pos) == Some(&b'"') {
-            let close = pos + 1 + memchr::memchr2(b'"', b'\n', bytes.get(pos + 1..)?)?;
+        if let Some(&quote @ (b'"' | b'\'')) = bytes.get(pos) {
+            let close = pos + 1 + memchr::memchr2(quote, b'\n', bytes.get(pos + 1..)?)?;
             let name = &self.src[pos + 1..close];
             let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
             let value = self.skip_blank(close + 1);
             let value_starts =
                 value > close + 1 && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
-            return (at_boundary && bytes[close] == b'"' && declared && value_starts)
+            return (at_boundary && bytes[close] == quote && declared && value_starts)
                 .then(|| weak(value, true, false))?;
         }
         let rest = &self.src[pos..];

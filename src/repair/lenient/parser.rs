@@ -150,6 +150,30 @@ fn key_shaped_after_separator(text: &str) -> bool {
     })
 }
 
+/// Whether unquoted `text` holds, after a blank, a word, a colon (`:` or the full-width `：`),
+/// a blank and a JSON scalar — `dry_run: true`, `timeout: 600000`, `mode: "x"` — a member's
+/// shape more than text's (`fix: handle it` stays text).
+fn key_and_json_value_inside(text: &str) -> bool {
+    text.match_indices([':', '：']).any(|(at, colon)| {
+        let before = &text[..at];
+        let word_start = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = &before[word_start..];
+        let after_blank = word_start > 0 && before[..word_start].ends_with([' ', '\t']);
+        let value = text[at + colon.len()..].strip_prefix([' ', '\t']).unwrap_or("").trim_start();
+        let scalar = ["true", "false", "null"].iter().any(|literal| {
+            value.strip_prefix(literal).is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
+        }) || value.starts_with(|c: char| c.is_ascii_digit() || c == '"')
+            && value.split_whitespace().next().is_some_and(|token| {
+                token.starts_with('"') || token.trim_end_matches([',', ';', ')']).parse::<f64>().is_ok()
+            });
+        after_blank && word.chars().any(char::is_alphabetic) && scalar
+    })
+}
+
 /// The length of a Unicode line break other than `\n` and `\r` at the start of `text`.
 fn unicode_line_break_len(text: &str) -> Option<usize> {
     ["\u{85}", "\u{2028}", "\u{2029}"].iter().find(|b| text.starts_with(*b)).map(|b| b.len())
@@ -938,7 +962,7 @@ impl<'s> Parser<'s> {
             // lost, or text with backslashes of its own (a path, a shell escape): both readings.
             return self.error("a written-out escape inside unquoted text: JSON escaping or a backslash", start);
         }
-        if self.object_is_closed() && key_shaped_after_separator(text) {
+        if self.object_is_closed() && (key_shaped_after_separator(text) || key_and_json_value_inside(text)) {
             // `rm -rf dist; dry_run: true`: after a shell separator, key-shaped text may be a
             // member the tool does not take.
             return Err(SyntaxError::new(
