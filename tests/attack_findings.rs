@@ -1,42 +1,12 @@
 //! Inputs an attacker wrote against the engine (a review of the readings rule): each one once
 //! handed on a wrong repair. Now each is refused, or read the one way that fits.
 
-use serde_json::{json, Value};
+mod attack_common;
+
+use attack_common::*;
+use serde_json::json;
 use toolmend::repair::{repair, Outcome, RefusalCode, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
-
-fn schema(properties: Value, required: &[&str], closed: bool) -> ToolSchema {
-    let mut schema = json!({"type": "object", "properties": properties, "required": required});
-    if closed {
-        schema["additionalProperties"] = json!(false);
-    }
-    ToolSchema::compile(&schema).unwrap()
-}
-
-fn bash() -> ToolSchema {
-    schema(
-        json!({"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"},
-               "run_in_background": {"type": "boolean"}, "dangerouslyDisableSandbox": {"type": "boolean"}}),
-        &["command"],
-        true,
-    )
-}
-
-fn write() -> ToolSchema {
-    schema(json!({"file_path": {"type": "string"}, "content": {"type": "string"}}), &["file_path", "content"], true)
-}
-
-fn run(raw: &str, schema: &ToolSchema) -> Outcome {
-    repair(raw, Some(schema), &RepairOptions { stop_reason: Some("tool_use".into()), ..RepairOptions::default() })
-}
-
-/// Each input must not be handed on as a repair.
-fn refuses(schema: &ToolSchema, inputs: &[&str]) {
-    for raw in inputs {
-        let outcome = run(raw, schema);
-        assert_ne!(outcome.status, Status::Repaired, "{raw:?} was repaired to {:?}", outcome.input);
-    }
-}
 
 #[test]
 fn text_after_an_unquoted_last_value_is_never_pulled_into_it() {
@@ -166,15 +136,6 @@ fn a_parameter_name_is_its_own_attribute() {
 }
 
 // The second review, after the first was closed.
-
-fn edit() -> ToolSchema {
-    schema(
-        json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
-               "replace_all": {"type": "boolean"}}),
-        &["file_path", "old_string", "new_string"],
-        true,
-    )
-}
 
 #[test]
 fn a_quote_that_never_closes_never_turns_quoted_text_into_members() {

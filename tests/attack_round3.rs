@@ -2,76 +2,11 @@
 //! each once handed on a wrong repair. Each is now refused, or read the one way that fits; the
 //! neighbouring inputs that must still be repaired are checked beside them.
 
-use serde_json::{json, Value};
-use toolmend::repair::{repair, Outcome, RefusalCode, RepairOptions, Status};
-use toolmend::schema::ToolSchema;
+mod attack_common;
 
-fn compile(schema: Value) -> ToolSchema {
-    ToolSchema::compile(&schema).unwrap()
-}
-
-fn closed(properties: Value, required: &[&str]) -> ToolSchema {
-    compile(json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}))
-}
-
-fn bash() -> ToolSchema {
-    closed(
-        json!({"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"},
-               "run_in_background": {"type": "boolean"}, "dangerouslyDisableSandbox": {"type": "boolean"}}),
-        &["command"],
-    )
-}
-
-fn edit() -> ToolSchema {
-    closed(
-        json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
-               "replace_all": {"type": "boolean", "default": false}}),
-        &["file_path", "old_string", "new_string"],
-    )
-}
-
-fn write() -> ToolSchema {
-    closed(json!({"file_path": {"type": "string"}, "content": {"type": "string"}}), &["file_path", "content"])
-}
-
-/// Claude Code's Grep: some declared names are not identifiers.
-fn grep() -> ToolSchema {
-    closed(
-        json!({"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"},
-               "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"]},
-               "-C": {"type": "number"}, "-i": {"type": "boolean"}, "-n": {"type": "boolean"}}),
-        &["pattern"],
-    )
-}
-
-/// The same names at two levels, as MCP schemas often have.
-fn nested() -> ToolSchema {
-    closed(
-        json!({"query": {"type": "string"},
-               "options": {"type": "object", "additionalProperties": false,
-                           "properties": {"verbose": {"type": "boolean"}, "force": {"type": "boolean"}, "limit": {"type": "integer"}}},
-               "force": {"type": "boolean"}, "limit": {"type": "integer"}}),
-        &["query"],
-    )
-}
-
-fn run(raw: &str, schema: &ToolSchema) -> Outcome {
-    repair(raw, Some(schema), &RepairOptions { stop_reason: Some("tool_use".into()), ..RepairOptions::default() })
-}
-
-fn refuses(schema: &ToolSchema, inputs: &[&str]) {
-    for raw in inputs {
-        let outcome = run(raw, schema);
-        assert_ne!(outcome.status, Status::Repaired, "{raw:?} was repaired to {:?}", outcome.input);
-        assert_ne!(outcome.status, Status::Valid, "{raw:?} passed as valid: {:?}", outcome.input);
-    }
-}
-
-fn repairs_to(schema: &ToolSchema, raw: &str, expected: Value) {
-    let outcome = run(raw, schema);
-    assert_eq!(outcome.status, Status::Repaired, "{raw:?}: {:?}", outcome.reason);
-    assert_eq!(outcome.input, Some(expected), "{raw:?}");
-}
+use attack_common::*;
+use serde_json::json;
+use toolmend::repair::{repair, RefusalCode, RepairOptions, Status};
 
 #[test]
 fn key_shaped_text_the_schema_rejects_does_not_become_part_of_the_value() {

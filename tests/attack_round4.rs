@@ -2,56 +2,12 @@
 //! inputs those rules refused at first. Each wrong repair is now refused; each benign input
 //! checked here is repaired as meant.
 
-use serde_json::{json, Value};
-use std::time::Instant;
-use toolmend::repair::{repair, Outcome, RepairOptions, Status};
+mod attack_common;
+
+use attack_common::*;
+use serde_json::json;
+use toolmend::repair::{repair, RefusalCode, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
-
-fn closed(properties: Value, required: &[&str]) -> ToolSchema {
-    let schema =
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
-    ToolSchema::compile(&schema).unwrap()
-}
-
-fn bash() -> ToolSchema {
-    closed(
-        json!({"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"},
-               "run_in_background": {"type": "boolean"}, "dangerouslyDisableSandbox": {"type": "boolean"}}),
-        &["command"],
-    )
-}
-
-fn edit() -> ToolSchema {
-    closed(
-        json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
-               "replace_all": {"type": "boolean"}}),
-        &["file_path", "old_string", "new_string"],
-    )
-}
-
-fn write() -> ToolSchema {
-    closed(json!({"file_path": {"type": "string"}, "content": {"type": "string"}}), &["file_path", "content"])
-}
-
-fn run(raw: &str, schema: &ToolSchema) -> Outcome {
-    repair(raw, Some(schema), &RepairOptions { stop_reason: Some("tool_use".into()), ..RepairOptions::default() })
-}
-
-fn refuses(schema: &ToolSchema, inputs: &[&str]) {
-    for raw in inputs {
-        let outcome = run(raw, schema);
-        assert!(
-            !matches!(outcome.status, Status::Repaired | Status::Valid),
-            "{raw:?} was handed on: {:?}",
-            outcome.input
-        );
-    }
-}
-
-fn repairs_to(schema: &ToolSchema, raw: &str, expected: Value) {
-    let outcome = run(raw, schema);
-    assert_eq!(outcome.input, Some(expected), "{raw:?}: {:?} {:?}", outcome.status, outcome.reason);
-}
 
 #[test]
 fn key_shaped_text_in_any_spelling_is_a_second_reading() {
@@ -151,18 +107,15 @@ fn the_doubt_is_about_the_key_taken_from_text_only() {
 }
 
 #[test]
-fn unpaired_closers_in_a_long_value_stay_linear() {
-    // 100 KB of `echo } `: each `}` once asked whether the rest of the input ends the call.
-    let raw = format!("{{\"command\": {}}}", "echo } ".repeat(15_000));
-    let (small, large) = (&raw[..raw.len() / 10], raw.as_str());
-    let timed = |text: &str| {
-        let started = Instant::now();
-        let _ = run(text, &bash());
-        started.elapsed()
+fn a_long_value_full_of_unpaired_closers_is_read_to_its_end() {
+    // 100 KB of `echo } `: each `}` once asked whether the rest of the input ends the call
+    // (quadratic); its time per MB is a row of `cargo bench --bench linear`.
+    let decide = |times: usize| {
+        let outcome = run(&format!("{{\"command\": {}}}", "echo } ".repeat(times)), &bash());
+        (outcome.status, outcome.reason.map(|r| r.code))
     };
-    // No threshold in seconds: ten times the input must not take a hundred times as long.
-    let (a, b) = (timed(small).as_secs_f64(), timed(large).as_secs_f64());
-    assert!(b < a * 40.0 + 0.05, "10x the input took {:.3}s against {:.3}s", b, a);
+    assert_eq!(decide(15_000), decide(3));
+    assert_eq!(decide(3), (Status::Refused, Some(RefusalCode::TextOutside)));
 }
 
 #[test]

@@ -245,15 +245,8 @@ fn lenient_readings(
                 let members = std::mem::take(&mut document.text_as_member);
                 match align_document(document, shapes) {
                     Ok(reading) => {
-                        if let Some((pointer, message)) = readings.violation(&reading.value) {
-                            let without = without_members(&reading.value, &members);
-                            let same =
-                                readings.violation(&without).is_some_and(|v| v == (pointer.clone(), message.clone()));
-                            if !members.is_empty()
-                                && (!same || members.iter().any(|name| blames(name, &pointer, &message)))
-                            {
-                                readings.doubt(format!("'{pointer}': {message}"));
-                            }
+                        if let Some(why) = broken_by_members(readings, &reading.value, &members) {
+                            readings.doubt(why);
                         }
                         readings.offer(reading)?
                     }
@@ -279,6 +272,19 @@ fn lenient_readings(
 }
 
 /// Refusals one reading makes for the whole input.
+/// Why `value` breaks the schema, if it does so because of the members taken from text:
+/// with them taken out the complaint changes, or it names one of them.
+fn broken_by_members(readings: &Readings, value: &Value, members: &[String]) -> Option<String> {
+    if members.is_empty() {
+        return None;
+    }
+    let (pointer, message) = readings.violation(value)?;
+    let unchanged =
+        readings.violation(&without_members(value, members)).as_ref() == Some(&(pointer.clone(), message.clone()));
+    (!unchanged || members.iter().any(|name| blames(name, &pointer, &message)))
+        .then(|| format!("'{pointer}': {message}"))
+}
+
 /// `value` without the members taken from text, wherever they are: if the schema's complaint
 /// changes with them gone, it was about them (whatever words the validator uses).
 fn without_members(value: &Value, names: &[String]) -> Value {

@@ -101,7 +101,7 @@ fn value_end(body: &[u8], start: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde::Deserialize;
     use serde_json::value::RawValue;
@@ -118,36 +118,42 @@ mod tests {
         Some(serde_json::from_str::<Only>(body).ok()?.tools?.get().to_string())
     }
 
+    /// Bodies whose `tools` serde_json reads: the incremental scanner is checked on them too.
+    pub(in crate::schema) const VALID_BODIES: [&str; 7] = [
+        r#"{"tools": [1, 2]}"#,
+        r#"  {"a": "x\"y\\", "tools" : [{"n": "]}\"{["}] , "b": [[{}]]}  "#,
+        r#"{"messages": [{"content": [{"tools": "no"}]}], "tools": [], "stream": true}"#,
+        r#"{"x": -1.5e3, "y": null, "z": false, "tools": {"not": "an array"}}"#,
+        "{\"s\": \"\\u00e9 \u{1f600}\",\n\t\"tools\":\n[\"\\\\\"]\n}",
+        r#"{"a": 1}"#,
+        r#"{}"#,
+    ];
+
+    /// Bodies with no member to find: broken framing, or `tools` given twice.
+    pub(in crate::schema) const BROKEN_BODIES: [&str; 11] = [
+        "",
+        "[]",
+        "not json",
+        r#"{"tools": [1, 2]"#,
+        r#"{"tools": "open"#,
+        r#"{"tools" [1]}"#,
+        r#"{"a": 1 "tools": [1]}"#,
+        r#"{"tools": [1], "tools": [2]}"#,
+        r#"{"tools": }"#,
+        r#"{"tools": [1]]}"#,
+        r#"{tools: [1]}"#,
+    ];
+
     #[test]
     fn finds_what_serde_json_finds_on_valid_bodies() {
-        for body in [
-            r#"{"tools": [1, 2]}"#,
-            r#"  {"a": "x\"y\\", "tools" : [{"n": "]}\"{["}] , "b": [[{}]]}  "#,
-            r#"{"messages": [{"content": [{"tools": "no"}]}], "tools": [], "stream": true}"#,
-            r#"{"x": -1.5e3, "y": null, "z": false, "tools": {"not": "an array"}}"#,
-            "{\"s\": \"\\u00e9 \u{1f600}\",\n\t\"tools\":\n[\"\\\\\"]\n}",
-            r#"{"a": 1}"#,
-            r#"{}"#,
-        ] {
+        for body in VALID_BODIES {
             assert_eq!(top_level_member(body.as_bytes(), "tools").map(String::from), by_serde(body), "{body}");
         }
     }
 
     #[test]
     fn broken_framing_or_a_repeated_member_gives_nothing() {
-        for body in [
-            "",
-            "[]",
-            "not json",
-            r#"{"tools": [1, 2]"#,
-            r#"{"tools": "open"#,
-            r#"{"tools" [1]}"#,
-            r#"{"a": 1 "tools": [1]}"#,
-            r#"{"tools": [1], "tools": [2]}"#,
-            r#"{"tools": }"#,
-            r#"{"tools": [1]]}"#,
-            r#"{tools: [1]}"#,
-        ] {
+        for body in BROKEN_BODIES {
             assert_eq!(top_level_member(body.as_bytes(), "tools"), None, "{body}");
         }
     }

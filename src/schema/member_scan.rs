@@ -179,6 +179,7 @@ impl MemberScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::member::tests::{BROKEN_BODIES, VALID_BODIES};
     use crate::schema::member::top_level_member;
     use proptest::prelude::*;
 
@@ -195,25 +196,8 @@ mod tests {
 
     #[test]
     fn finds_what_the_whole_body_scan_finds() {
-        for body in [
-            r#"{"tools": [1, 2]}"#,
-            r#"  {"a": "x\"y\\", "tools" : [{"n": "]}\"{["}] , "b": [[{}]]}  "#,
-            r#"{"messages": [{"content": [{"tools": "no"}]}], "tools": [], "stream": true}"#,
-            r#"{"x": -1.5e3, "y": null, "z": false, "tools": {"not": "an array"}}"#,
-            "{\"s\": \"\\u00e9 \u{1f600}\",\n\t\"tools\":\n[\"\\\\\"]\n}",
-            r#"{"tools": 12,"a":1}"#,
-            r#"{"tools": "x"}"#,
-            r#"{"a": 1}"#,
-            r#"{}"#,
-            "",
-            "[]",
-            r#"{"tools": [1, 2]"#,
-            r#"{"tools": [1], "tools": [2]}"#,
-            r#"{"tools": }"#,
-            r#"{"tools": [1]]}"#,
-            r#"{tools: [1]}"#,
-            r#"{"toolsx": [1], "tool": 2}"#,
-        ] {
+        let more = [r#"{"tools": 12,"a":1}"#, r#"{"tools": "x"}"#, r#"{"toolsx": [1], "tool": 2}"#];
+        for body in VALID_BODIES.into_iter().chain(BROKEN_BODIES).chain(more) {
             let whole = top_level_member(body.as_bytes(), "tools").map(String::from);
             for cut in 0..=body.len() {
                 assert_eq!(scanned(body.as_bytes(), &[cut]), whole, "{body:?} cut at {cut}");

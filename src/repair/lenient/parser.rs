@@ -104,33 +104,25 @@ fn is_prefixed_literal(text: &str) -> bool {
         && body.as_bytes()[body.len() - 1] == body.as_bytes()[0]
 }
 
-/// Whether unquoted `text` holds one of JSON's escapes as written (`\n`, `\"`, `\\`, `\u00e9`):
-/// `\b` and `\f` are left out, being regex and shell text far more often than JSON escapes.
-fn has_json_escape(text: &str) -> bool {
+/// JSON's escapes as unquoted text may hold them written out (`\n`, `\"`, `\\`, `\u00e9`): `\b`
+/// and `\f` are left out, being regex and shell text far more often than JSON escapes.
+const JSON_ESCAPES: &[u8] = b"ntr\"\\/u";
+/// In a string whose inner quotes were written raw, `\b` and `\f` may be the text's own too.
+const RAW_STRING_ESCAPES: &[u8] = b"ntr\"\\/ubf";
+/// Escapes of control characters: in text whose line breaks were written raw they may be the
+/// text's own (`s = 'a\nb'`); an escaped quote or backslash there is JSON's.
+const CONTROL_ESCAPES: &[u8] = b"ntrbfu";
+
+/// Whether `text` holds a backslash followed by one of `letters` (`u` only with four hex
+/// digits); with `skip_escaped`, not where that backslash follows another.
+fn has_escape(text: &str, letters: &[u8], skip_escaped: bool) -> bool {
     let bytes = text.as_bytes();
     bytes.iter().enumerate().any(|(i, &b)| {
         b == b'\\'
-            && match bytes.get(i + 1) {
-                Some(b'n' | b't' | b'r' | b'"' | b'\\' | b'/') => true,
-                Some(b'u') => bytes.get(i + 2..i + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
-                _ => false,
-            }
-    })
-}
-
-/// Whether `text` holds an escape of a control character (`\n \t \r \b \f \uXXXX`): in text
-/// whose line breaks were written raw, such an escape may be the text's own (`s = 'a\nb'`);
-/// an escaped quote or backslash there is JSON's.
-fn has_control_escape(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.windows(2).enumerate().any(|(i, w)| {
-        w[0] == b'\\'
-            && (i == 0 || bytes[i - 1] != b'\\')
-            && match w[1] {
-                b'n' | b't' | b'r' | b'b' | b'f' => true,
-                b'u' => bytes.get(i + 2..i + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
-                _ => false,
-            }
+            && !(skip_escaped && i > 0 && bytes[i - 1] == b'\\')
+            && bytes.get(i + 1).is_some_and(|next| letters.contains(next))
+            && (bytes[i + 1] != b'u'
+                || bytes.get(i + 2..i + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
     })
 }
 
@@ -819,8 +811,8 @@ impl<'s> Parser<'s> {
                         pos,
                     ));
                 }
-                if (inner_quotes && (has_json_escape(body) || body.contains("\\b") || body.contains("\\f")))
-                    || (raw_controls && has_control_escape(body))
+                if (inner_quotes && has_escape(body, RAW_STRING_ESCAPES, false))
+                    || (raw_controls && has_escape(body, CONTROL_ESCAPES, true))
                 {
                     // Quotes left unescaped say the text was written raw; its `\"` and `\n` may
                     // then be the text's own (`sed -i "s/\"a\"/\"b\"/"`) or JSON's: two readings.
@@ -957,7 +949,7 @@ impl<'s> Parser<'s> {
         if !text.chars().any(char::is_alphanumeric) {
             return self.error("expected a value", start);
         }
-        if has_json_escape(text) {
+        if has_escape(text, JSON_ESCAPES, false) {
             // `import os\nprint(1)`, `print(\"hi\")`: JSON's escaping kept after its quotes were
             // lost, or text with backslashes of its own (a path, a shell escape): both readings.
             return self.error("a written-out escape inside unquoted text: JSON escaping or a backslash", start);
