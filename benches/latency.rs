@@ -151,6 +151,10 @@ async fn main() {
         proxies.push(("baseline", baseline.url.clone()));
     }
     proxies.push(("anchor", anchor));
+    // LATENCY_REQWEST_ANCHOR=1 adds the anchor with reqwest as its client (the client's share).
+    if std::env::var_os("LATENCY_REQWEST_ANCHOR").is_some() {
+        proxies.push(("reqwest anchor", loopback::reqwest_pass_through_proxy(&upstream)));
+    }
     if let Some(nginx) = &nginx {
         proxies.push(("nginx", nginx.url.clone()));
     } else {

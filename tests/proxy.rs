@@ -461,6 +461,31 @@ async fn shutdown_lets_open_streams_finish_then_stops_accepting() {
     assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
 }
 
+#[tokio::test]
+async fn every_worker_lets_its_open_streams_finish_at_shutdown() {
+    let upstream =
+        FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 100).with_delay(Duration::from_millis(20))))
+            .await
+            .unwrap();
+    let config =
+        Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), workers: 3, ..Config::default() };
+    let server = Server::bind(config).await.unwrap();
+    let proxy = format!("http://{}", server.local_addr());
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(server.run(stop.clone()));
+    // Nine connections at once (a client each), spread over the workers as they accept them.
+    let responses = futures_util::future::join_all((0..9).map(|_| post_messages(&proxy))).await;
+    stop.cancel();
+    for response in responses {
+        let (body, broke) = read_all(response).await;
+        assert!(!broke, "an open stream finished");
+        let repaired: Value = serde_json::from_str(&assembled_tool_inputs(&body)[&1]).unwrap();
+        assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+    }
+    running.await.unwrap().unwrap();
+    assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
+}
+
 /// A client that builds tool input like the TypeScript SDK: each frame's data parsed as
 /// JavaScript does (strings are UTF-16, a lone surrogate is kept), every `partial_json` of a
 /// block appended, the whole decoded at the end.

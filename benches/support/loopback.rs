@@ -149,3 +149,43 @@ impl Drop for Nginx {
         let _ = self.child.wait();
     }
 }
+
+/// The anchor with reqwest as its upstream client (the client toolmend uses), for telling the
+/// client's share of the time added from toolmend's own.
+pub fn reqwest_pass_through_proxy(upstream: &str) -> String {
+    let upstream = upstream.to_string();
+    let listener = bind();
+    let addr = listener.local_addr().unwrap();
+    on_own_runtime(async move {
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { continue };
+            let _ = stream.set_nodelay(true);
+            let (client, upstream) = (client.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                    let (client, upstream) = (client.clone(), upstream.clone());
+                    async move {
+                        let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+                        let (parts, body) = request.into_parts();
+                        let body = reqwest::Body::wrap(body);
+                        let response = client
+                            .request(parts.method, format!("{upstream}{path}"))
+                            .headers(parts.headers)
+                            .body(body)
+                            .send()
+                            .await
+                            .unwrap();
+                        let mut out = hyper::Response::builder().status(response.status());
+                        *out.headers_mut().unwrap() = response.headers().clone();
+                        Ok::<_, std::convert::Infallible>(out.body(Body::from_stream(response.bytes_stream())).unwrap())
+                    }
+                });
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}

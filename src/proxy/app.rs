@@ -44,14 +44,7 @@ impl App {
     pub fn new(config: Config) -> Result<Self, ProxyError> {
         config.check()?;
         crate::init_tls();
-        let client = reqwest::Client::builder()
-            // A transparent hop: the client sees a redirect and decides, as it would without
-            // toolmend (following it would send the call elsewhere, a 303 as a GET).
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(std::time::Duration::from_secs(30))
-            .pool_idle_timeout(std::time::Duration::from_secs(60))
-            .build()
-            .map_err(ProxyError::Client)?;
+        let client = build_client().map_err(ProxyError::Client)?;
         let capture = match &config.capture {
             Some(path) => {
                 Some(Capture::open(path).map_err(|source| ProxyError::Capture { path: path.clone(), source })?)
@@ -83,6 +76,11 @@ impl App {
             reported_rewrites: Default::default(),
             config,
         })
+    }
+
+    /// A new upstream client, with no connections shared with any other.
+    pub(crate) fn build_client(&self) -> Result<reqwest::Client, reqwest::Error> {
+        build_client()
     }
 
     pub(crate) fn rewrite_rejected(&self, key: u64) -> bool {
@@ -171,4 +169,14 @@ impl App {
             }),
         );
     }
+}
+
+fn build_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        // A transparent hop: the client sees a redirect and decides, as it would without
+        // toolmend (following it would send the call elsewhere, a 303 as a GET).
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .pool_idle_timeout(std::time::Duration::from_secs(60))
+        .build()
 }

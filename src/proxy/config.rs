@@ -25,6 +25,7 @@ pub struct FileConfig {
     pub keepalive_seconds: Option<u64>,
     pub drain_seconds: Option<u64>,
     pub header_read_timeout_seconds: Option<u64>,
+    pub workers: Option<usize>,
     pub max_request_bytes: Option<usize>,
     pub max_held_bytes: Option<usize>,
     pub max_event_bytes: Option<usize>,
@@ -83,6 +84,8 @@ pub struct Config {
     /// A connection that has not sent a whole request head in this time (a partial request, or
     /// an idle keep-alive connection) is closed.
     pub header_read_timeout: Duration,
+    /// Threads that serve connections, each with a runtime and an upstream client of its own.
+    pub workers: usize,
     pub max_request_bytes: usize,
     pub max_held_bytes: usize,
     /// `POST /events` bodies larger than this get a 413.
@@ -116,6 +119,7 @@ impl Config {
             keepalive: Duration::from_secs(file.keepalive_seconds.unwrap_or(5)),
             drain: Duration::from_secs(file.drain_seconds.unwrap_or(30)),
             header_read_timeout: Duration::from_secs(file.header_read_timeout_seconds.unwrap_or(30)),
+            workers: file.workers.unwrap_or_else(super::workers::default_count),
             max_request_bytes: file.max_request_bytes.unwrap_or(32 << 20),
             max_held_bytes: file.max_held_bytes.unwrap_or(4 << 20),
             max_event_bytes: file.max_event_bytes.unwrap_or(256 << 10),
@@ -152,6 +156,9 @@ impl Config {
         }
         if self.header_read_timeout.is_zero() {
             return Err(ConfigError::invalid("header_read_timeout_seconds", "must be at least 1"));
+        }
+        if self.workers == 0 {
+            return Err(ConfigError::invalid("workers", "must be at least 1"));
         }
         for (index, hook) in self.hooks.iter().enumerate() {
             if let Some(unknown) = hook.on.iter().find(|kind| !EVENT_KINDS.contains(&kind.as_str())) {

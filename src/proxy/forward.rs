@@ -183,7 +183,7 @@ async fn send_body(
             streamed
         }
     };
-    match app.client.request(method.clone(), url).headers(headers).body(body).send().await {
+    match super::workers::client(app).request(method.clone(), url).headers(headers).body(body).send().await {
         Ok(response) => {
             app.metrics.count_upstream(response.status().as_str());
             Ok(response)

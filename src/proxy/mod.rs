@@ -21,10 +21,12 @@ pub mod settings;
 pub mod strict;
 mod tee;
 pub mod tools_rewrite;
+mod workers;
 
 pub use app::App;
 pub use capture::Capture;
 pub use config::{Config, ConfigError, FileConfig, DEFAULT_LISTEN, DEFAULT_UPSTREAM};
+pub use workers::default_count as default_workers;
 
 use axum::routing::get;
 use axum::Router;
@@ -86,20 +88,24 @@ impl Server {
         self.app.clone()
     }
 
-    /// Serves until `shutdown` fires, then lets open streams finish for at most the drain time.
+    /// Serves on the configured number of worker threads until `shutdown` fires, then lets
+    /// open streams finish for at most the drain time.
     pub async fn run(self, shutdown: CancellationToken) -> std::io::Result<()> {
         let drain = self.app.config.drain;
         let tracker = self.app.tracker.clone();
         let header_read_timeout = self.app.config.header_read_timeout;
-        let serve = connections::serve(self.listener, router(self.app), header_read_timeout, shutdown.clone());
+        let count = self.app.config.workers;
+        let listener = self.listener.into_std()?;
+        let mut workers = workers::Workers::start(listener, self.app, count, header_read_timeout, shutdown.clone())?;
         tokio::select! {
-            () = serve => {}
+            () = workers.served() => {}
             _ = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
                 tracing::warn!("drain time over; closing open streams");
             }
         }
         tracker.close();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(1), tracker.wait()).await;
+        workers.stop().await;
         Ok(())
     }
 }

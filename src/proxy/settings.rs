@@ -49,6 +49,10 @@ pub fn layer(
     if let Some(value) = env("TOOLMEND_UPSTREAM") {
         file.upstream = Some(value);
     }
+    if let Some(value) = env("TOOLMEND_WORKERS") {
+        let workers = value.parse().map_err(|e| ConfigError::invalid("TOOLMEND_WORKERS", format!("'{value}': {e}")))?;
+        file.workers = Some(workers);
+    }
     if let Some(value) = env("TOOLMEND_CAPTURE") {
         file.capture = Some(value.into());
     }
@@ -160,6 +164,21 @@ mod tests {
         assert!(error.unwrap_err().to_string().starts_with("TOOLMEND_ALLOW_REMOTE: 'maybe'"));
         let error = layer(FileConfig::default(), Flags::default(), env_of(&[("TOOLMEND_LISTEN", "here")]));
         assert!(error.unwrap_err().to_string().starts_with("TOOLMEND_LISTEN:"));
+    }
+
+    #[test]
+    fn workers_come_from_the_variable_or_the_file_and_cannot_be_zero() {
+        let file = FileConfig { workers: Some(5), ..FileConfig::default() };
+        assert_eq!(Config::from_file(layer(file.clone(), Flags::default(), env_of(&[])).unwrap()).workers, 5);
+        let layered = layer(file, Flags::default(), env_of(&[("TOOLMEND_WORKERS", "3")])).unwrap();
+        assert_eq!(Config::from_file(layered).workers, 3);
+        let error = layer(FileConfig::default(), Flags::default(), env_of(&[("TOOLMEND_WORKERS", "many")]));
+        assert!(error.unwrap_err().to_string().starts_with("TOOLMEND_WORKERS: 'many'"));
+        let zero = Config::from_file(
+            layer(FileConfig::default(), Flags::default(), env_of(&[("TOOLMEND_WORKERS", "0")])).unwrap(),
+        );
+        assert_eq!(zero.check().unwrap_err().to_string(), "workers: must be at least 1");
+        assert!(Config::default().workers >= 1, "one per CPU by default");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! read, and the body is never joined into one buffer. Where the member's value lies is given
 //! as a span of the whole body; strings are skipped with `memchr`.
 
-use memchr::memchr2;
+use memchr::memchr;
 use std::ops::Range;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,26 @@ enum State {
     /// The object ended, or its framing broke.
     Done,
     Failed,
+}
+
+/// Where the string being read closes in `rest` (the index of its `"`), or, when it does not
+/// close there, whether the byte after `rest` is escaped. `escaped`: `rest[0]` is. Only quotes
+/// are searched for (file contents are full of `\n` escapes): a quote after an odd run of
+/// backslashes is escaped, and each run is walked once.
+fn string_close(rest: &[u8], mut escaped: bool) -> Result<usize, bool> {
+    let mut from = 0;
+    let odd_run = |from: usize, to: usize, escaped: bool| {
+        let run = rest[from..to].iter().rev().take_while(|&&b| b == b'\\').count();
+        (run + usize::from(escaped && run == to - from)) % 2 == 1
+    };
+    while let Some(n) = memchr(b'"', &rest[from..]) {
+        let at = from + n;
+        if !odd_run(from, at, escaped) {
+            return Ok(at);
+        }
+        (from, escaped) = (at + 1, false);
+    }
+    Err(odd_run(from, rest.len(), escaped))
 }
 
 /// Finds the span of the top-level member `name` as the body's chunks go by.
@@ -116,19 +136,25 @@ impl MemberScanner {
                         _ => State::InScalar,
                     }
                 }
-                State::InString { escaped: true } => self.state = State::InString { escaped: false },
-                State::InString { escaped: false } => match memchr2(b'"', b'\\', &chunk[i..]) {
-                    None => break,
-                    Some(n) if chunk[i + n] == b'\\' => {
-                        i += n;
-                        self.state = State::InString { escaped: true };
-                    }
-                    Some(n) => {
+                State::InString { escaped } => match string_close(&chunk[i..], escaped) {
+                    Ok(n) => {
                         i += n;
                         self.state =
                             if self.depth == 0 { self.value_ended(self.offset + i + 1) } else { State::InContainer };
                     }
+                    Err(escaped) => {
+                        self.state = State::InString { escaped };
+                        break;
+                    }
                 },
+                // Between a container's strings, only brackets and quotes matter.
+                State::InContainer if !matches!(byte, b'"' | b'{' | b'[' | b'}' | b']') => {
+                    match chunk[i..].iter().position(|b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']')) {
+                        Some(n) => i += n,
+                        None => break,
+                    }
+                    continue;
+                }
                 State::InContainer => match byte {
                     b'"' => self.state = State::InString { escaped: false },
                     b'{' | b'[' => self.depth += 1,
