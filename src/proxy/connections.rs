@@ -11,8 +11,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// The largest read buffer of one client connection (hyper's minimum is 8 KiB).
-const MAX_READ_BUFFER: usize = 64 << 10;
+/// The largest read buffer of one client connection (hyper's minimum is 8 KiB; its default,
+/// ~400 KB, is what an idle keep-alive connection keeps after a big request). 128 KiB reads a
+/// long session's request in four reads and keeps 512 idle connections near 110 MiB
+/// (BENCHMARKS.md).
+const MAX_READ_BUFFER: usize = 128 << 10;
 
 /// Serves `router` on `listener` until `shutdown` fires, then waits for open connections to
 /// finish their requests (the caller bounds that wait).
