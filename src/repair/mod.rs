@@ -243,17 +243,22 @@ fn lenient_readings(
         match parse_reading(raw, shapes, options.parse, options.tool.as_deref(), &mut choices) {
             Ok(mut document) => {
                 let members = std::mem::take(&mut document.text_as_member);
+                let kept_as_text = document.key_kept_as_text;
                 match align_document(document, shapes) {
                     Ok(reading) => {
                         if let Some(why) = broken_by_members(readings, &reading.value, &members) {
                             readings.doubt(why);
+                        }
+                        if let Some(at) = kept_as_text.filter(|_| readings.violation(&reading.value).is_none()) {
+                            // It fits only by keeping a member's shape as text.
+                            readings.doubt(format!("a member's shape kept as text at byte {at}"));
                         }
                         readings.offer(reading)?
                     }
                     Err(refusal) if refusal.code == RefusalCode::Ambiguous => return Err(refusal),
                     Err(refusal) => {
                         if members.iter().any(|name| blames(name, "", &refusal.message)) {
-                            readings.doubt(refusal.message.clone());
+                            readings.doubt(format!("the schema rejects it: {}", refusal.message));
                         }
                         readings.fail(refusal)
                     }
@@ -282,7 +287,7 @@ fn broken_by_members(readings: &Readings, value: &Value, members: &[String]) -> 
     let unchanged =
         readings.violation(&without_members(value, members)).as_ref() == Some(&(pointer.clone(), message.clone()));
     (!unchanged || members.iter().any(|name| blames(name, &pointer, &message)))
-        .then(|| format!("'{pointer}': {message}"))
+        .then(|| format!("the schema rejects it: '{pointer}': {message}"))
 }
 
 /// `value` without the members taken from text, wherever they are: if the schema's complaint

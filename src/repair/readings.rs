@@ -92,7 +92,7 @@ impl<'a> Readings<'a> {
         if let (Some(why), false) = (&self.doubt, self.fitting.is_empty()) {
             return Err(Refusal::new(
                 RefusalCode::Ambiguous,
-                format!("key-shaped text inside a value may be a member the schema rejects ({why})"),
+                format!("key-shaped text inside a value may be a member ({why})"),
                 None,
             ));
         }

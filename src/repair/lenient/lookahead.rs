@@ -17,6 +17,48 @@ pub(super) struct KeyAt {
     pub quoted: bool,
     /// A colon follows the key (`"title" "x"` has lost its colon).
     pub colon: bool,
+    /// The member grammar reads this spelling. One it cannot read (`@key:`, `` `key`: ``,
+    /// `key::true`, `key=true`) gives no member reading: kept as text, it is a doubt.
+    pub readable: bool,
+}
+
+/// Characters of a key word: letters, digits, `_ - $ .`, and the zero-width ones a reader
+/// cannot see (`time\u{200B}out` reads as `timeout`).
+fn is_key_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+}
+
+/// A JSON scalar that is a member's whole value at the start of `text`: `true`, `600000`,
+/// `"x"`, then the member's end (`FOO=1 npm test` is a shell assignment, not a member).
+pub(super) fn scalar_ends_member(text: &str) -> bool {
+    let value = text.trim_start_matches([' ', '\t']);
+    let len = if value.starts_with('"') {
+        value[1..].find(['"', '\n']).filter(|&close| value[1 + close..].starts_with('"')).map(|close| close + 2)
+    } else {
+        lexeme::literal_len(value).or_else(|| lexeme::number_len(value))
+    };
+    len.is_some_and(|len| {
+        let after = value[len..].trim_start_matches([' ', '\t', '\r']);
+        after.is_empty() || after.starts_with([',', '}', ']', '\n'])
+    })
+}
+
+/// A colon spelled another way right at the start of `text` (`::`, `=`, the full-width `：`)
+/// before a scalar that ends the member: where that value starts.
+fn odd_colon_len(text: &str) -> Option<usize> {
+    let len = ["::", "=", "："].iter().find(|colon| text.starts_with(**colon))?.len();
+    scalar_ends_member(&text[len..]).then_some(len)
+}
+
+/// Where in bare text a key is looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Spot {
+    /// After a comma or at a line start.
+    Boundary,
+    /// After a blank, mid-line.
+    MidLine,
+    /// Right after a member's value, on its line.
+    AfterMember,
 }
 
 pub(super) fn is_closer(byte: u8) -> bool {
@@ -59,7 +101,7 @@ impl Parser<'_> {
         if let Some((_, end)) = self.damaged_key(pos) {
             // A damaged key is structure only as a weak reading: it may be text.
             let colon = self.skip_ws_quiet(end);
-            return Some(KeyAt { after_colon: colon + 1, strong: false, quoted: false, colon: true });
+            return Some(KeyAt { after_colon: colon + 1, strong: false, quoted: false, colon: true, readable: true });
         }
         let (after_key, strong) = if first == b'"' || first == b'\'' {
             let limit = (pos + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
@@ -82,7 +124,7 @@ impl Parser<'_> {
         if bytes.get(colon) != Some(&b':') || self.src[colon..].starts_with("://") {
             return None;
         }
-        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'', colon: true })
+        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'', colon: true, readable: true })
     }
 
     /// A key inside bare text at `pos`, as a weak reading where it is not one by
@@ -90,8 +132,12 @@ impl Parser<'_> {
     /// no path or scheme (`host:/x`, `a::b`) — in a closed object too, the model may have meant
     /// a member the tool does not take; and, after a comma or at a line start (`at_boundary`),
     /// a declared name that lost its colon before a value (`, "description" "clean"`,
-    /// `, "timeout" 600000`, `, description "clean"`).
-    pub(super) fn key_in_text_at(&self, pos: usize, at_boundary: bool) -> Option<KeyAt> {
+    /// `, "timeout" 600000`, `, description "clean"`), and any name in a spelling the member
+    /// grammar cannot read (`, @dry_run: true`, `` , `dry_run`: true ``, `, dry_run=true`).
+    /// Mid-line, a quoted declared name before a value that ends the member
+    /// (`sleep 10 "timeout" 600000`).
+    pub(super) fn key_in_text_at(&self, pos: usize, spot: Spot) -> Option<KeyAt> {
+        let at_boundary = spot == Spot::Boundary;
         if let Some(key) = self.key_at(pos, true) {
             return Some(key);
         }
@@ -99,20 +145,30 @@ impl Parser<'_> {
             return None;
         }
         let bytes = self.src.as_bytes();
-        let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon });
+        let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon, readable: true });
+        let unreadable = |after_colon| Some(KeyAt { after_colon, strong: false, quoted: false, colon: true, readable: false });
         if let Some(&quote @ (b'"' | b'\'')) = bytes.get(pos) {
             let close = pos + 1 + memchr::memchr2(quote, b'\n', bytes.get(pos + 1..)?)?;
+            if bytes[close] != quote {
+                return None;
+            }
+            if let Some(len) = odd_colon_len(&self.src[close + 1..]).filter(|_| at_boundary) {
+                return unreadable(close + 1 + len);
+            }
             let name = &self.src[pos + 1..close];
             let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
             let value = self.skip_blank(close + 1);
             let value_starts =
                 value > close + 1 && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
-            return (at_boundary && bytes[close] == quote && declared && value_starts)
+            let whole_value = spot == Spot::MidLine && value > close + 1 && scalar_ends_member(&self.src[value..]);
+            return (declared && (if at_boundary { value_starts } else { whole_value }))
                 .then(|| weak(value, true, false))?;
         }
+        if let Some(after) = self.decorated_key_at(pos).filter(|_| at_boundary) {
+            return unreadable(after);
+        }
         let rest = &self.src[pos..];
-        let len =
-            rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.'))).unwrap_or(rest.len());
+        let len = rest.find(|c: char| !is_key_char(c)).unwrap_or(rest.len());
         let has_letter = rest[..len].chars().any(char::is_alphabetic);
         let colon = self.skip_blank(pos + len);
         let spaced_colon = colon == pos + len || !self.src[pos + len..colon].contains('\n');
@@ -124,6 +180,9 @@ impl Parser<'_> {
         if len > 0 && has_letter && spaced_colon && bytes.get(colon) == Some(&b':') && !starts_path {
             return weak(colon + 1, false, true);
         }
+        if let Some(colon_len) = odd_colon_len(&self.src[pos + len..]).filter(|_| at_boundary && has_letter) {
+            return unreadable(pos + len + colon_len);
+        }
         // `, description "clean"`, `, timeout 600000`: a declared word that lost its colon.
         let name = &self.src[pos..pos + len];
         let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
@@ -131,6 +190,22 @@ impl Parser<'_> {
         let value_starts =
             value > pos + len && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
         (at_boundary && declared && value_starts).then(|| weak(value, false, false))?
+    }
+
+    /// A key word decorated as in prose at `pos` (`@dry_run`, `` `dry_run` ``) and followed by
+    /// a colon: where the colon ends.
+    fn decorated_key_at(&self, pos: usize) -> Option<usize> {
+        let rest = &self.src[pos..];
+        let (word, closing) = match rest.as_bytes().first()? {
+            b'@' => (&rest[1..], ""),
+            b'`' => (&rest[1..], "`"),
+            _ => return None,
+        };
+        let len = word.find(|c: char| !is_key_char(c)).unwrap_or(word.len());
+        let after = word[len..].strip_prefix(closing)?;
+        let colon = after.trim_start_matches([' ', '\t']);
+        let shaped = word[..len].chars().any(char::is_alphabetic) && colon.starts_with([':', '：']);
+        shaped.then(|| self.src.len() - colon.len() + colon.chars().next().map_or(1, char::len_utf8))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:

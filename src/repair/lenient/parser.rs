@@ -5,7 +5,7 @@
 use super::brackets::Brackets;
 use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::comments::CommentFinder;
-use super::lookahead::is_closer;
+use super::lookahead::{is_closer, scalar_ends_member, Spot};
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
 use super::wrapper::{self, Opened};
@@ -41,6 +41,9 @@ pub struct Document {
     /// of them break the schema, the model may have meant a member the tool does not take: the
     /// text reading is then in doubt too.
     pub text_as_member: Vec<String>,
+    /// Where this reading kept a member's shape (`, dry_run: true`, `, @dry_run: true`) as
+    /// text: the model may have meant a member, whether or not a member reading parses.
+    pub key_kept_as_text: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +83,8 @@ pub(super) struct Parser<'s> {
     text_as_member: Vec<usize>,
     /// The names those keys gave.
     text_members: Vec<String>,
+    /// Where the first `key:` after a boundary was kept as text (see [`Document::key_kept_as_text`]).
+    kept_as_text: Option<usize>,
     /// Where the root object's `{` is (none when it is missing).
     root_open: Option<usize>,
     /// The root's `{` is missing (`"query": …, "options": {…}`): any `}` may be its closer.
@@ -126,8 +131,8 @@ fn has_escape(text: &str, letters: &[u8], skip_escaped: bool) -> bool {
     })
 }
 
-/// Whether unquoted `text` holds, after `;`, `&`, `|` or `(`, a word followed by `: ` — a
-/// member's shape (`rm -rf dist; dry_run: true`).
+/// Whether unquoted `text` holds, after `;`, `&`, `|` or `(`, a word followed by `: ` or by `:`
+/// and a whole scalar — a member's shape (`rm -rf dist; dry_run: true`, `dist;dry_run:true`).
 fn key_shaped_after_separator(text: &str) -> bool {
     text.match_indices([';', '&', '|', '(']).any(|(at, sep)| {
         let rest = text[at + sep.len()..].trim_start_matches([' ', '\t', '&', '|']);
@@ -138,7 +143,7 @@ fn key_shaped_after_separator(text: &str) -> bool {
             && after.starts_with(':')
             && !after.starts_with("::")
             && !after.starts_with(":/")
-            && after[1..].starts_with([' ', '\t', '"', '\'', '{', '['])
+            && (after[1..].starts_with([' ', '\t', '"', '\'', '{', '[']) || scalar_ends_member(&after[1..]))
     })
 }
 
@@ -206,6 +211,7 @@ pub fn parse_reading(
         comments: CommentFinder::default(),
         text_as_member: Vec::new(),
         text_members: Vec::new(),
+        kept_as_text: None,
         root_open: None,
         implicit_root: false,
         path: Vec::new(),
@@ -294,9 +300,15 @@ impl<'s> Parser<'s> {
     /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
     /// remembers a key this run already kept as text).
     fn ends_at_key(&mut self, q: usize, after_comma: bool, line_start: bool, declined: &mut Option<usize>) -> bool {
-        let Some(key) = self.key_in_text_at(q, after_comma || line_start) else {
+        let spot = if after_comma || line_start { Spot::Boundary } else { Spot::MidLine };
+        let Some(key) = self.key_in_text_at(q, spot) else {
             return false;
         };
+        if !key.readable {
+            // No member reading can take it: the text reading stands, in doubt.
+            self.kept_as_text.get_or_insert(q);
+            return false;
+        }
         if after_comma && key.quoted && key.colon {
             return true;
         }
@@ -308,6 +320,10 @@ impl<'s> Parser<'s> {
             return true;
         }
         *declined = Some(q);
+        if spot == Spot::Boundary && key.colon {
+            // `, confirm: -`: the member reading may not parse, so it cannot raise the doubt.
+            self.kept_as_text.get_or_insert(q);
+        }
         false
     }
 
@@ -465,6 +481,7 @@ impl<'s> Parser<'s> {
             edits: std::mem::take(&mut self.edits),
             productions: self.productions,
             text_as_member: std::mem::take(&mut self.text_members),
+            key_kept_as_text: self.kept_as_text,
         })
     }
 
@@ -595,7 +612,9 @@ impl<'s> Parser<'s> {
             match self.byte(pos) {
                 None | Some(b',' | b'}' | b']') => {}
                 // A key that lost its colon counts at a line start (`sleep 10⏎"timeout" 600000`).
-                Some(_) if self.key_in_text_at(pos, self.src[after..pos].contains('\n')).is_some() => {}
+                // The run before ended at a key this reading takes from text (`sleep 10 "timeout" 600000`).
+                Some(_) if self.text_as_member.last() == Some(&pos) => {}
+                Some(_) if self.key_in_text_at(pos, self.spot_after_member(after, pos)).is_some() => {}
                 Some(_) => {
                     self.frames.pop();
                     return self.error("expected ',' or '}' after a member", pos);
@@ -604,6 +623,15 @@ impl<'s> Parser<'s> {
         };
         self.close(trailing_comma);
         Ok((Node { span: open..end, kind: NodeKind::Object(members) }, end))
+    }
+
+    /// Where `pos` is, after a member's value that ended at `after`.
+    fn spot_after_member(&self, after: usize, pos: usize) -> Spot {
+        if self.src[after..pos].contains('\n') {
+            Spot::Boundary
+        } else {
+            Spot::AfterMember
+        }
     }
 
     /// `member = key ws ":"? ws value`
@@ -694,7 +722,7 @@ impl<'s> Parser<'s> {
         }
         let q = self.skip_ws_quiet(p + 1);
         // A key-shaped item (`dry_run: true`, declared or not) ends the list: it may be a member.
-        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_in_text_at(q, true).is_none()
+        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_in_text_at(q, Spot::Boundary).is_none()
     }
 
     /// Items of an unbracketed list after the first, up to a key, a closer or the end.

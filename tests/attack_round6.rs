@@ -1,0 +1,76 @@
+//! The fifth attack review's open key spellings (/work/attack/round5 R3, R4, R6, and round 4's
+//! leftovers): key-shaped text in a bare value that the member grammar cannot read, or that sits
+//! mid-line, is still a second reading — the call is refused, not repaired as text.
+
+mod attack_common;
+
+use attack_common::*;
+use serde_json::json;
+
+#[test]
+fn a_colon_written_twice_or_as_equals_before_a_value_is_a_second_reading() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": npm run dev, run_in_background::true}",
+            "{\"command\": rm -rf dist, dry_run::true}",
+            "{\"command\": rm -rf dist, dry_run=true}",
+            "{\"command\": sleep 10, \"timeout\"=600000}",
+        ],
+    );
+}
+
+#[test]
+fn a_shell_assignment_is_text() {
+    repairs_to(&bash(), "{\"command\": FOO=bar npm test}", json!({"command": "FOO=bar npm test"}));
+    repairs_to(&bash(), "{\"command\": cd web && FOO=1 npm test}", json!({"command": "cd web && FOO=1 npm test"}));
+    repairs_to(&bash(), "{\"command\": echo a, FOO=1 npm test}", json!({"command": "echo a, FOO=1 npm test"}));
+    repairs_to(&bash(), "{\"command\": cargo test repair::lenient}", json!({"command": "cargo test repair::lenient"}));
+}
+
+#[test]
+fn a_key_decorated_with_at_or_backticks_is_a_second_reading() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": npm run dev, @run_in_background: true}",
+            "{\"command\": rm -rf dist, @dry_run: true}",
+            "{\"command\": npm run dev, `run_in_background`: true}",
+            "{\"command\": rm -rf dist, `dry_run`: true}",
+        ],
+    );
+}
+
+#[test]
+fn a_quoted_declared_name_before_a_value_mid_line_is_a_second_reading() {
+    refuses(&bash(), &["{\"command\": sleep 10 \"timeout\" 600000}", "{\"command\": sleep 10; \"timeout\" 600000}"]);
+    // A quoted word that names a key, before more words, is a shell argument.
+    repairs_to(
+        &bash(),
+        "{\"command\": grep -rn \"timeout\" src}",
+        json!({"command": "grep -rn \"timeout\" src"}),
+    );
+}
+
+#[test]
+fn a_compact_member_after_a_shell_separator_is_a_second_reading() {
+    refuses(&bash(), &["{\"command\":rm -rf dist;dry_run:true}", "{\"command\":npm run dev;run_in_background:true}"]);
+}
+
+#[test]
+fn a_member_cut_down_to_its_key_is_a_second_reading() {
+    refuses(&bash(), &["{\"command\": rm -rf dist, dry_run:}", "{\"command\": rm -rf dist, dry_run:"]);
+}
+
+#[test]
+fn a_key_whose_value_does_not_parse_is_a_second_reading() {
+    refuses(&bash(), &["{\"command\": rm -rf dist, confirm: -}", "{\"command\": rm -rf dist\nconfirm: -}"]);
+}
+
+#[test]
+fn a_zero_width_character_inside_a_key_is_part_of_it() {
+    for invisible in ['\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}'] {
+        let raw = format!("{{\"command\": ls, time{invisible}out: 600000}}");
+        refuses(&bash(), &[raw.as_str()]);
+    }
+}
