@@ -15,7 +15,10 @@ fn a_colon_written_twice_or_as_equals_before_a_value_is_a_second_reading() {
             "{\"command\": npm run dev, run_in_background::true}",
             "{\"command\": rm -rf dist, dry_run::true}",
             "{\"command\": rm -rf dist, dry_run=true}",
+            "{\"command\": rm -rf dist\ndry_run=true}",
+            "{\"command\": rm -rf dist, dry_run\u{FF1A}true}",
             "{\"command\": sleep 10, \"timeout\"=600000}",
+            "{\"command\": sleep 10, 'timeout'::600000}",
         ],
     );
 }
@@ -37,6 +40,8 @@ fn a_key_decorated_with_at_or_backticks_is_a_second_reading() {
             "{\"command\": rm -rf dist, @dry_run: true}",
             "{\"command\": npm run dev, `run_in_background`: true}",
             "{\"command\": rm -rf dist, `dry_run`: true}",
+            "{\"command\": rm -rf dist, **dry_run**: true}",
+            "{\"command\": rm -rf dist, @dry_run=true}",
         ],
     );
 }
@@ -73,4 +78,11 @@ fn a_zero_width_character_inside_a_key_is_part_of_it() {
         let raw = format!("{{\"command\": ls, time{invisible}out: 600000}}");
         refuses(&bash(), &[raw.as_str()]);
     }
+}
+
+#[test]
+fn a_key_quoted_twice_after_the_values_own_closing_quote_is_a_second_reading() {
+    refuses(&bash(), &["{\"command\": npm run dev\", \"\"run_in_background\": true}"]);
+    // Quoted words with commas between them are text.
+    repairs_to(&bash(), "{\"command\": echo \"a\", \"b\"}", json!({"command": "echo \"a\", \"b\""}));
 }

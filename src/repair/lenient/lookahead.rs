@@ -22,10 +22,11 @@ pub(super) struct KeyAt {
     pub readable: bool,
 }
 
-/// Characters of a key word: letters, digits, `_ - $ .`, and the zero-width ones a reader
+/// Characters of a key word: letters, digits, `_ - $ .`, and the invisible ones a reader
 /// cannot see (`time\u{200B}out` reads as `timeout`).
 fn is_key_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+    c.is_alphanumeric()
+        || matches!(c, '_' | '-' | '$' | '.' | '\u{AD}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
 }
 
 /// A JSON scalar that is a member's whole value at the start of `text`: `true`, `600000`,
@@ -44,7 +45,7 @@ pub(super) fn scalar_ends_member(text: &str) -> bool {
 }
 
 /// A colon spelled another way right at the start of `text` (`::`, `=`, the full-width `：`)
-/// before a scalar that ends the member: where that value starts.
+/// before a scalar that ends the member: its length (`FOO=bar npm test` has none).
 fn odd_colon_len(text: &str) -> Option<usize> {
     let len = ["::", "=", "："].iter().find(|colon| text.starts_with(**colon))?.len();
     scalar_ends_member(&text[len..]).then_some(len)
@@ -53,8 +54,10 @@ fn odd_colon_len(text: &str) -> Option<usize> {
 /// Where in bare text a key is looked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Spot {
-    /// After a comma or at a line start.
-    Boundary,
+    /// After a comma.
+    Comma,
+    /// At a line start.
+    LineStart,
     /// After a blank, mid-line.
     MidLine,
     /// Right after a member's value, on its line.
@@ -130,46 +133,37 @@ impl Parser<'_> {
     /// A key inside bare text at `pos`, as a weak reading where it is not one by
     /// [`Self::key_at`]: any unquoted word (`dry_run`, `--dry-run`) followed by `:` that starts
     /// no path or scheme (`host:/x`, `a::b`) — in a closed object too, the model may have meant
-    /// a member the tool does not take; and, after a comma or at a line start (`at_boundary`),
-    /// a declared name that lost its colon before a value (`, "description" "clean"`,
-    /// `, "timeout" 600000`, `, description "clean"`), and any name in a spelling the member
-    /// grammar cannot read (`, @dry_run: true`, `` , `dry_run`: true ``, `, dry_run=true`).
-    /// Mid-line, a quoted declared name before a value that ends the member
-    /// (`sleep 10 "timeout" 600000`).
+    /// a member the tool does not take. After a comma or at a line start: a declared name that
+    /// lost its colon before a value (`, "description" "clean"`, `, "timeout" 600000`,
+    /// `, description "clean"`), and any name in a spelling the member grammar cannot read
+    /// (see [`Self::unreadable_key_at`]). Mid-line, a quoted declared name before a scalar that
+    /// ends the member (`sleep 10 "timeout" 600000`).
     pub(super) fn key_in_text_at(&self, pos: usize, spot: Spot) -> Option<KeyAt> {
-        let at_boundary = spot == Spot::Boundary;
         if let Some(key) = self.key_at(pos, true) {
             return Some(key);
         }
         if self.frames.is_empty() {
             return None;
         }
+        let at_boundary = matches!(spot, Spot::Comma | Spot::LineStart);
+        if let Some(after_colon) = self.unreadable_key_at(pos).filter(|_| at_boundary) {
+            return Some(KeyAt { after_colon, strong: false, quoted: false, colon: true, readable: false });
+        }
         let bytes = self.src.as_bytes();
         let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon, readable: true });
-        let unreadable = |after_colon| Some(KeyAt { after_colon, strong: false, quoted: false, colon: true, readable: false });
         if let Some(&quote @ (b'"' | b'\'')) = bytes.get(pos) {
             let close = pos + 1 + memchr::memchr2(quote, b'\n', bytes.get(pos + 1..)?)?;
-            if bytes[close] != quote {
-                return None;
-            }
-            if let Some(len) = odd_colon_len(&self.src[close + 1..]).filter(|_| at_boundary) {
-                return unreadable(close + 1 + len);
-            }
             let name = &self.src[pos + 1..close];
             let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
             let value = self.skip_blank(close + 1);
             let value_starts =
                 value > close + 1 && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
             let whole_value = spot == Spot::MidLine && value > close + 1 && scalar_ends_member(&self.src[value..]);
-            return (declared && (if at_boundary { value_starts } else { whole_value }))
+            return (bytes[close] == quote && declared && (if at_boundary { value_starts } else { whole_value }))
                 .then(|| weak(value, true, false))?;
         }
-        if let Some(after) = self.decorated_key_at(pos).filter(|_| at_boundary) {
-            return unreadable(after);
-        }
-        let rest = &self.src[pos..];
-        let len = rest.find(|c: char| !is_key_char(c)).unwrap_or(rest.len());
-        let has_letter = rest[..len].chars().any(char::is_alphabetic);
+        let len = self.key_word_len(pos);
+        let has_letter = self.src[pos..pos + len].chars().any(char::is_alphabetic);
         let colon = self.skip_blank(pos + len);
         let spaced_colon = colon == pos + len || !self.src[pos + len..colon].contains('\n');
         // `a::b`, a scheme's `://`, a drive letter's `C:\` or `C:/`; `cwd:/repo` may be a key.
@@ -180,9 +174,6 @@ impl Parser<'_> {
         if len > 0 && has_letter && spaced_colon && bytes.get(colon) == Some(&b':') && !starts_path {
             return weak(colon + 1, false, true);
         }
-        if let Some(colon_len) = odd_colon_len(&self.src[pos + len..]).filter(|_| at_boundary && has_letter) {
-            return unreadable(pos + len + colon_len);
-        }
         // `, description "clean"`, `, timeout 600000`: a declared word that lost its colon.
         let name = &self.src[pos..pos + len];
         let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
@@ -192,20 +183,48 @@ impl Parser<'_> {
         (at_boundary && declared && value_starts).then(|| weak(value, false, false))?
     }
 
-    /// A key word decorated as in prose at `pos` (`@dry_run`, `` `dry_run` ``) and followed by
-    /// a colon: where the colon ends.
-    fn decorated_key_at(&self, pos: usize) -> Option<usize> {
+    /// The length of a key word at `pos` (possibly 0).
+    fn key_word_len(&self, pos: usize) -> usize {
         let rest = &self.src[pos..];
-        let (word, closing) = match rest.as_bytes().first()? {
-            b'@' => (&rest[1..], ""),
-            b'`' => (&rest[1..], "`"),
-            _ => return None,
-        };
-        let len = word.find(|c: char| !is_key_char(c)).unwrap_or(word.len());
-        let after = word[len..].strip_prefix(closing)?;
-        let colon = after.trim_start_matches([' ', '\t']);
-        let shaped = word[..len].chars().any(char::is_alphabetic) && colon.starts_with([':', '：']);
-        shaped.then(|| self.src.len() - colon.len() + colon.chars().next().map_or(1, char::len_utf8))
+        rest.find(|c: char| !is_key_char(c)).unwrap_or(rest.len())
+    }
+
+    /// A member's shape at `pos` that the member grammar cannot read: a name quoted twice
+    /// (`""dry_run": true`), decorated as in prose (`@dry_run:`, `` `dry_run`: ``,
+    /// `**dry_run**:`), or followed by a colon spelled another way (`dry_run::true`,
+    /// `"timeout"=600000`, `dry_run=true`). Where its colon ends.
+    fn unreadable_key_at(&self, pos: usize) -> Option<usize> {
+        let rest = &self.src[pos..];
+        if rest.starts_with("\"\"") || rest.starts_with("''") {
+            return self.key_at(pos + 1, true).map(|key| key.after_colon);
+        }
+        let (name_end, decorated) = self.spelled_name_at(pos)?;
+        let after = &self.src[name_end..];
+        let plain = after.trim_start_matches([' ', '\t']);
+        if decorated && plain.starts_with([':', '：']) {
+            let colon = self.src.len() - plain.len();
+            return Some(colon + plain.chars().next().map_or(1, char::len_utf8));
+        }
+        odd_colon_len(after).map(|len| name_end + len)
+    }
+
+    /// A name spelled at `pos` — quoted (`"x"`, `'x'`), decorated (`@x`, `` `x` ``, `**x**`,
+    /// `*x*`) or a bare word with a letter —: where that spelling ends, and whether it is
+    /// decorated.
+    fn spelled_name_at(&self, pos: usize) -> Option<(usize, bool)> {
+        let rest = &self.src[pos..];
+        let first = *rest.as_bytes().first()?;
+        if matches!(first, b'"' | b'\'') {
+            let close = pos + 1 + memchr::memchr2(first, b'\n', rest[1..].as_bytes())?;
+            return (self.src.as_bytes()[close] == first).then_some((close + 1, false));
+        }
+        let decoration = [("**", "**"), ("*", "*"), ("`", "`"), ("@", "")].into_iter().find(|(open, _)| rest.starts_with(open));
+        let (open, close) = decoration.unwrap_or(("", ""));
+        let start = pos + open.len();
+        let end = start + self.key_word_len(start);
+        let name = &self.src[start..end];
+        (name.chars().any(char::is_alphabetic) && self.src[end..].starts_with(close))
+            .then_some((end + close.len(), decoration.is_some()))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:

@@ -300,7 +300,11 @@ impl<'s> Parser<'s> {
     /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
     /// remembers a key this run already kept as text).
     fn ends_at_key(&mut self, q: usize, after_comma: bool, line_start: bool, declined: &mut Option<usize>) -> bool {
-        let spot = if after_comma || line_start { Spot::Boundary } else { Spot::MidLine };
+        let spot = match (after_comma, line_start) {
+            (true, _) => Spot::Comma,
+            (_, true) => Spot::LineStart,
+            _ => Spot::MidLine,
+        };
         let Some(key) = self.key_in_text_at(q, spot) else {
             return false;
         };
@@ -320,7 +324,7 @@ impl<'s> Parser<'s> {
             return true;
         }
         *declined = Some(q);
-        if spot == Spot::Boundary && key.colon {
+        if spot != Spot::MidLine && key.colon {
             // `, confirm: -`: the member reading may not parse, so it cannot raise the doubt.
             self.kept_as_text.get_or_insert(q);
         }
@@ -344,6 +348,11 @@ impl<'s> Parser<'s> {
         let takes_last_closer = root_unpaired && self.src.as_bytes()[at] == b'{' && self.src.rfind('}') == Some(close);
         let doubtful = member_shaped || takes_last_closer;
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
+    }
+
+    /// Whether a comma and then a key follow at `pos` right away (`", "timeout": 5`).
+    fn comma_key_follows(&self, pos: usize) -> bool {
+        self.byte(pos) == Some(b',') && self.key_in_text_at(self.skip_blank(pos + 1), Spot::Comma).is_some()
     }
 
     /// Whether the innermost object takes no undeclared keys.
@@ -628,7 +637,7 @@ impl<'s> Parser<'s> {
     /// Where `pos` is, after a member's value that ended at `after`.
     fn spot_after_member(&self, after: usize, pos: usize) -> Spot {
         if self.src[after..pos].contains('\n') {
-            Spot::Boundary
+            Spot::LineStart
         } else {
             Spot::AfterMember
         }
@@ -722,7 +731,7 @@ impl<'s> Parser<'s> {
         }
         let q = self.skip_ws_quiet(p + 1);
         // A key-shaped item (`dry_run: true`, declared or not) ends the list: it may be a member.
-        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_in_text_at(q, Spot::Boundary).is_none()
+        self.byte(q).is_some_and(|b| !is_closer(b) && b != b',') && self.key_in_text_at(q, Spot::Comma).is_none()
     }
 
     /// Items of an unbracketed list after the first, up to a key, a closer or the end.
@@ -903,8 +912,10 @@ impl<'s> Parser<'s> {
             let byte = bytes[i];
             match byte {
                 b'"' | b'\'' => {
-                    // A quoted stretch is text: no bracket or terminator inside it counts.
-                    if let Some(after) = self.quoted_stretch(i, start) {
+                    // A quoted stretch is text: no bracket or terminator inside it counts. A
+                    // quote right before `, key` opens none: it may close the value
+                    // (`npm run dev", ""run_in_background": true`).
+                    if let Some(after) = self.quoted_stretch(i, start).filter(|_| !self.comma_key_follows(i + 1)) {
                         i = after;
                         continue;
                     }
