@@ -29,6 +29,9 @@ fn a_shell_assignment_is_text() {
     repairs_to(&bash(), "{\"command\": cd web && FOO=1 npm test}", json!({"command": "cd web && FOO=1 npm test"}));
     repairs_to(&bash(), "{\"command\": echo a, FOO=1 npm test}", json!({"command": "echo a, FOO=1 npm test"}));
     repairs_to(&bash(), "{\"command\": cargo test repair::lenient}", json!({"command": "cargo test repair::lenient"}));
+    // Right after a comma, `=` continues a list of assignments.
+    repairs_to(&bash(), "{\"command\": helm upgrade web --set a=1,b=2}", json!({"command": "helm upgrade web --set a=1,b=2"}));
+    refuses(&bash(), &["{\"command\": sleep 10,timeout=600000}"]);
 }
 
 #[test]

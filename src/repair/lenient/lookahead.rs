@@ -198,25 +198,32 @@ impl Parser<'_> {
         if rest.starts_with("\"\"") || rest.starts_with("''") {
             return self.key_at(pos + 1, true).map(|key| key.after_colon);
         }
-        let (name_end, decorated) = self.spelled_name_at(pos)?;
+        let (name, name_end, decorated) = self.spelled_name_at(pos)?;
         let after = &self.src[name_end..];
         let plain = after.trim_start_matches([' ', '\t']);
         if decorated && plain.starts_with([':', '：']) {
             let colon = self.src.len() - plain.len();
             return Some(colon + plain.chars().next().map_or(1, char::len_utf8));
         }
+        // `--set a=1,b=2`: right after a comma, `=` continues a list of assignments unless the
+        // name is a declared key.
+        let compact = self.src[..pos].ends_with(',');
+        let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+        if after.starts_with('=') && compact && !declared {
+            return None;
+        }
         odd_colon_len(after).map(|len| name_end + len)
     }
 
     /// A name spelled at `pos` — quoted (`"x"`, `'x'`), decorated (`@x`, `` `x` ``, `**x**`,
-    /// `*x*`) or a bare word with a letter —: where that spelling ends, and whether it is
-    /// decorated.
-    fn spelled_name_at(&self, pos: usize) -> Option<(usize, bool)> {
+    /// `*x*`) or a bare word with a letter —: the name, where its spelling ends, and whether
+    /// it is decorated.
+    fn spelled_name_at(&self, pos: usize) -> Option<(&str, usize, bool)> {
         let rest = &self.src[pos..];
         let first = *rest.as_bytes().first()?;
         if matches!(first, b'"' | b'\'') {
             let close = pos + 1 + memchr::memchr2(first, b'\n', rest[1..].as_bytes())?;
-            return (self.src.as_bytes()[close] == first).then_some((close + 1, false));
+            return (self.src.as_bytes()[close] == first).then(|| (&self.src[pos + 1..close], close + 1, false));
         }
         let decoration = [("**", "**"), ("*", "*"), ("`", "`"), ("@", "")].into_iter().find(|(open, _)| rest.starts_with(open));
         let (open, close) = decoration.unwrap_or(("", ""));
@@ -224,7 +231,7 @@ impl Parser<'_> {
         let end = start + self.key_word_len(start);
         let name = &self.src[start..end];
         (name.chars().any(char::is_alphabetic) && self.src[end..].starts_with(close))
-            .then_some((end + close.len(), decoration.is_some()))
+            .then_some((name, end + close.len(), decoration.is_some()))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:
