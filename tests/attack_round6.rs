@@ -89,3 +89,36 @@ fn a_key_quoted_twice_after_the_values_own_closing_quote_is_a_second_reading() {
     // Quoted words with commas between them are text.
     repairs_to(&bash(), "{\"command\": echo \"a\", \"b\"}", json!({"command": "echo \"a\", \"b\""}));
 }
+
+/// A closed object nested in a closed object, both declaring `force`.
+fn config() -> toolmend::schema::ToolSchema {
+    closed(
+        json!({"name": {"type": "string"}, "force": {"type": "boolean"},
+               "config": {"type": "object", "additionalProperties": false,
+                          "properties": {"template": {"type": "string"}, "force": {"type": "boolean"}}}}),
+        &["name"],
+    )
+}
+
+#[test]
+fn a_brace_inside_a_string_does_not_stand_for_a_lost_closer() {
+    refuses(&config(), &["{\"name\": \"x\", \"config\": {\"template\": \"a}\", \"force\": true}"]);
+    // Every closer there: the member is the inner object's.
+    repairs_to(
+        &config(),
+        "{\"name\": x, \"config\": {\"template\": \"a}\", \"force\": true}}",
+        json!({"name": "x", "config": {"template": "a}", "force": true}}),
+    );
+}
+
+#[test]
+fn a_member_the_grandparent_declares_after_two_lost_closers_is_a_second_reading() {
+    let deep = closed(
+        json!({"force": {"type": "boolean"},
+               "a": {"type": "object", "additionalProperties": false, "properties": {
+                   "b": {"type": "object", "additionalProperties": false,
+                         "properties": {"x": {"type": "integer"}, "force": {"type": "boolean"}}}}}}),
+        &[],
+    );
+    refuses(&deep, &["{\"a\": {\"b\": {\"x\": 1, \"force\": true}"]);
+}

@@ -308,15 +308,20 @@ impl Parser<'_> {
         self.frames.len() == 1 && self.byte_at(pos) == Some(b'{')
     }
 
-    /// Whether the key at `pos`, inside a nested object, is one the enclosing object declares.
-    pub(super) fn parent_declares_key_at(&self, pos: usize) -> bool {
-        let mut objects = self.frames.iter().rev().filter(|f| f.kind == FrameKind::Object);
-        let (Some(_), Some(parent)) = (objects.next(), objects.next()) else {
+    /// Whether the key at `pos`, inside a nested object, is one an enclosing object declares
+    /// (the parent, or further out: two closers may be lost).
+    pub(super) fn ancestor_declares_key_at(&self, pos: usize) -> bool {
+        let ancestors: Vec<&[&str]> = self
+            .frames
+            .iter()
+            .rev()
+            .filter(|f| f.kind == FrameKind::Object)
+            .skip(1)
+            .filter_map(|f| f.keys.as_deref())
+            .collect();
+        if ancestors.is_empty() {
             return false;
-        };
-        let Some(keys) = parent.keys.as_deref() else {
-            return false;
-        };
+        }
         let bytes = self.src.as_bytes();
         let name = match bytes.get(pos) {
             Some(&quote @ (b'"' | b'\'')) => {
@@ -332,7 +337,7 @@ impl Parser<'_> {
                 None => return false,
             },
         };
-        keys.contains(&name)
+        ancestors.iter().any(|keys| keys.contains(&name))
     }
 
     /// A closer that closes nothing open inside an object (`["a"]], "b": 1`): where it ends,

@@ -85,6 +85,8 @@ pub(super) struct Parser<'s> {
     text_members: Vec<String>,
     /// Where the first `key:` after a boundary was kept as text (see [`Document::key_kept_as_text`]).
     kept_as_text: Option<usize>,
+    /// A position and how many `}` the input holds from it on.
+    closers_after: Option<(usize, usize)>,
     /// Where the root object's `{` is (none when it is missing).
     root_open: Option<usize>,
     /// The root's `{` is missing (`"query": …, "options": {…}`): any `}` may be its closer.
@@ -212,6 +214,7 @@ pub fn parse_reading(
         text_as_member: Vec::new(),
         text_members: Vec::new(),
         kept_as_text: None,
+        closers_after: None,
         root_open: None,
         implicit_root: false,
         path: Vec::new(),
@@ -353,6 +356,18 @@ impl<'s> Parser<'s> {
     /// Whether a comma and then a key follow at `pos` right away (`", "timeout": 5`).
     fn comma_key_follows(&self, pos: usize) -> bool {
         self.byte(pos) == Some(b',') && self.key_in_text_at(self.skip_blank(pos + 1), Spot::Comma).is_some()
+    }
+
+    /// Whether the `}` left from `pos` on are fewer than the objects open: one was lost. The
+    /// count is kept from the last call, as the parse moves forward.
+    fn too_few_closers_from(&mut self, pos: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        let count = match self.closers_after {
+            Some((at, count)) if at <= pos => count - memchr::memchr_iter(b'}', &bytes[at..pos]).count(),
+            _ => memchr::memchr_iter(b'}', &bytes[pos..]).count(),
+        };
+        self.closers_after = Some((pos, count));
+        count < self.frames.iter().filter(|f| f.kind == FrameKind::Object).count()
     }
 
     /// Whether the innermost object takes no undeclared keys.
@@ -590,9 +605,14 @@ impl<'s> Parser<'s> {
                 pos += 1;
                 continue;
             }
-            if unpaired
+            // The closer this `{` pairs with was passed inside a member (`"template": "a}"`): it
+            // was text, so this object's own closer may be lost too.
+            let closer_passed = !implicit
+                && self.brackets.closer_of(open).is_some_and(|close| close < pos)
+                && self.too_few_closers_from(pos);
+            if (unpaired || closer_passed)
                 && !members.is_empty()
-                && self.parent_declares_key_at(pos)
+                && self.ancestor_declares_key_at(pos)
                 && self.choices.choose(2) == TAKE_AS_STRUCTURE
             {
                 // `"options": {"verbose": true, "force": false` with a `}` lost: the member the
