@@ -33,10 +33,9 @@ fn is_key_char(c: char) -> bool {
 /// `"x"`, then the member's end (`FOO=1 npm test` is a shell assignment, not a member).
 pub(super) fn scalar_ends_member(text: &str) -> bool {
     let value = text.trim_start_matches([' ', '\t']);
-    let len = if value.starts_with('"') {
-        value[1..].find(['"', '\n']).filter(|&close| value[1 + close..].starts_with('"')).map(|close| close + 2)
-    } else {
-        lexeme::literal_len(value).or_else(|| lexeme::number_len(value))
+    let len = match value.strip_prefix('"') {
+        Some(body) => body.find(['"', '\n']).filter(|&close| body[close..].starts_with('"')).map(|close| close + 2),
+        None => lexeme::literal_len(value).or_else(|| lexeme::number_len(value)),
     };
     len.is_some_and(|len| {
         let after = value[len..].trim_start_matches([' ', '\t', '\r']);
@@ -127,7 +126,13 @@ impl Parser<'_> {
         if bytes.get(colon) != Some(&b':') || self.src[colon..].starts_with("://") {
             return None;
         }
-        Some(KeyAt { after_colon: colon + 1, strong, quoted: first == b'"' || first == b'\'', colon: true, readable: true })
+        Some(KeyAt {
+            after_colon: colon + 1,
+            strong,
+            quoted: first == b'"' || first == b'\'',
+            colon: true,
+            readable: true,
+        })
     }
 
     /// A key inside bare text at `pos`, as a weak reading where it is not one by
@@ -150,7 +155,8 @@ impl Parser<'_> {
             return Some(KeyAt { after_colon, strong: false, quoted: false, colon: true, readable: false });
         }
         let bytes = self.src.as_bytes();
-        let weak = |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon, readable: true });
+        let weak =
+            |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon, readable: true });
         if let Some(&quote @ (b'"' | b'\'')) = bytes.get(pos) {
             let close = pos + 1 + memchr::memchr2(quote, b'\n', bytes.get(pos + 1..)?)?;
             let name = &self.src[pos + 1..close];
@@ -222,16 +228,20 @@ impl Parser<'_> {
         let rest = &self.src[pos..];
         let first = *rest.as_bytes().first()?;
         if matches!(first, b'"' | b'\'') {
-            let close = pos + 1 + memchr::memchr2(first, b'\n', rest[1..].as_bytes())?;
+            let close = pos + 1 + memchr::memchr2(first, b'\n', &rest.as_bytes()[1..])?;
             return (self.src.as_bytes()[close] == first).then(|| (&self.src[pos + 1..close], close + 1, false));
         }
-        let decoration = [("**", "**"), ("*", "*"), ("`", "`"), ("@", "")].into_iter().find(|(open, _)| rest.starts_with(open));
+        let decoration =
+            [("**", "**"), ("*", "*"), ("`", "`"), ("@", "")].into_iter().find(|(open, _)| rest.starts_with(open));
         let (open, close) = decoration.unwrap_or(("", ""));
         let start = pos + open.len();
         let end = start + self.key_word_len(start);
         let name = &self.src[start..end];
-        (name.chars().any(char::is_alphabetic) && self.src[end..].starts_with(close))
-            .then_some((name, end + close.len(), decoration.is_some()))
+        (name.chars().any(char::is_alphabetic) && self.src[end..].starts_with(close)).then_some((
+            name,
+            end + close.len(),
+            decoration.is_some(),
+        ))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:
