@@ -85,9 +85,16 @@ impl Workers {
     }
 
     /// Ends the workers' runtimes and waits for their threads.
-    pub(super) async fn stop(self) {
+    pub(super) async fn stop(mut self) {
         self.stop.cancel();
-        let threads = self.threads;
+        let threads = std::mem::take(&mut self.threads);
         let _ = tokio::task::spawn_blocking(move || threads.into_iter().for_each(|t| drop(t.join()))).await;
+    }
+}
+
+impl Drop for Workers {
+    /// A server future dropped before its end (its runtime went away) takes its workers along.
+    fn drop(&mut self) {
+        self.stop.cancel();
     }
 }
