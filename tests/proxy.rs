@@ -486,6 +486,24 @@ async fn every_worker_lets_its_open_streams_finish_at_shutdown() {
     assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
 }
 
+#[tokio::test]
+async fn a_server_dropped_mid_stream_takes_its_workers_and_their_streams_along() {
+    // About 7 s of stream if nothing ends it.
+    let upstream =
+        FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 20).with_delay(Duration::from_millis(100))))
+            .await
+            .unwrap();
+    let config =
+        Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), workers: 2, ..Config::default() };
+    let server = Server::bind(config).await.unwrap();
+    let proxy = format!("http://{}", server.local_addr());
+    let running = tokio::spawn(server.run(CancellationToken::new()));
+    let response = post_messages(&proxy).await;
+    running.abort();
+    let (body, broke) = read_all(response).await;
+    assert!(broke, "the stream ended with its server (after {} of {} bytes)", body.len(), SEED_STREAM.len());
+}
+
 /// A client that builds tool input like the TypeScript SDK: each frame's data parsed as
 /// JavaScript does (strings are UTF-16, a lone surrogate is kept), every `partial_json` of a
 /// block appended, the whole decoded at the end.

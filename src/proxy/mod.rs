@@ -95,10 +95,10 @@ impl Server {
         let tracker = self.app.tracker.clone();
         let header_read_timeout = self.app.config.header_read_timeout;
         let count = self.app.config.workers;
-        let listener = self.listener.into_std()?;
-        let mut workers = workers::Workers::start(listener, self.app, count, header_read_timeout, shutdown.clone())?;
+        let (mut workers, inboxes) = workers::Workers::start(self.app, count, header_read_timeout, shutdown.clone())?;
+        let accept = connections::accept(self.listener, inboxes, shutdown.clone());
         tokio::select! {
-            () = workers.served() => {}
+            () = async { accept.await; workers.served().await } => {}
             _ = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
                 tracing::warn!("drain time over; closing open streams");
             }

@@ -1,13 +1,13 @@
-//! The sidecar's worker threads: each runs a single-threaded runtime that accepts from the
-//! shared listener and serves its connections to the end, with an upstream client of its own.
+//! The sidecar's worker threads: each runs a single-threaded runtime that serves the
+//! connections handed to it to their end, with an upstream client of its own.
 //! A request, its upstream request and its stream then live on one thread: a body chunk passed
 //! from the client side to the upstream side is a wake on the same thread, not a hand-off
 //! through the kernel to another worker (measured in BENCHMARKS.md: about half the context
 //! switches and a third less CPU per long-session request than one multi-threaded runtime).
 
-use super::{connections, router, App};
+use super::connections::{self, Inbox};
+use super::{router, App};
 use std::cell::OnceCell;
-use std::net::TcpListener as StdListener;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -39,17 +39,17 @@ pub(super) struct Workers {
 }
 
 impl Workers {
+    /// Starts `count` workers; connections reach them through the returned inboxes.
     pub(super) fn start(
-        listener: StdListener,
         app: Arc<App>,
         count: usize,
         header_read_timeout: Duration,
         shutdown: CancellationToken,
-    ) -> std::io::Result<Self> {
+    ) -> std::io::Result<(Self, Vec<Inbox>)> {
         let stop = CancellationToken::new();
-        let (mut served, mut threads) = (Vec::new(), Vec::new());
+        let (mut served, mut threads, mut inboxes) = (Vec::new(), Vec::new(), Vec::new());
         for index in 0..count.max(1) {
-            let listener = listener.try_clone()?;
+            let (inbox, incoming) = connections::inbox();
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let client = app.build_client().map_err(std::io::Error::other)?;
             let (app, shutdown, stop) = (app.clone(), shutdown.clone(), stop.clone());
@@ -58,12 +58,7 @@ impl Workers {
                 WORKER_CLIENT.with(|cell| cell.set(client).ok());
                 runtime.block_on(async move {
                     let serve = async {
-                        match tokio::net::TcpListener::from_std(listener) {
-                            Ok(listener) => {
-                                connections::serve(listener, router(app), header_read_timeout, shutdown).await
-                            }
-                            Err(error) => tracing::error!(%error, "a worker could not take the listener"),
-                        }
+                        connections::serve(incoming, router(app), header_read_timeout, shutdown).await;
                         let _ = done.send(());
                         // Kept running for the tasks its requests started (hook commands).
                         std::future::pending::<()>().await
@@ -77,8 +72,9 @@ impl Workers {
             })?;
             served.push(receiver);
             threads.push(thread);
+            inboxes.push(inbox);
         }
-        Ok(Self { served, stop, threads })
+        Ok((Self { served, stop, threads }, inboxes))
     }
 
     /// Waits until every worker stopped serving.
@@ -89,9 +85,16 @@ impl Workers {
     }
 
     /// Ends the workers' runtimes and waits for their threads.
-    pub(super) async fn stop(self) {
+    pub(super) async fn stop(mut self) {
         self.stop.cancel();
-        let threads = self.threads;
+        let threads = std::mem::take(&mut self.threads);
         let _ = tokio::task::spawn_blocking(move || threads.into_iter().for_each(|t| drop(t.join()))).await;
+    }
+}
+
+impl Drop for Workers {
+    /// A server future dropped before its end (its runtime went away) takes its workers along.
+    fn drop(&mut self) {
+        self.stop.cancel();
     }
 }
