@@ -213,12 +213,11 @@ impl Parser<'_> {
         }
         // `--set a=1,b=2`: right after a comma, `=` continues a list of assignments unless the
         // name is a declared key.
-        let compact = self.src[..pos].ends_with(',');
-        let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
-        if after.starts_with('=') && compact && !declared {
-            return None;
-        }
-        odd_colon_len(after).map(|len| name_end + len)
+        let len = odd_colon_len(after)?;
+        let listed = after.starts_with('=')
+            && self.src[..pos].ends_with(',')
+            && !self.declared_keys().is_some_and(|keys| keys.contains(&name));
+        (!listed).then_some(name_end + len)
     }
 
     /// A name spelled at `pos` — quoted (`"x"`, `'x'`), decorated (`@x`, `` `x` ``, `**x**`,
