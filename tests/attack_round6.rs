@@ -123,3 +123,18 @@ fn a_member_the_grandparent_declares_after_two_lost_closers_is_a_second_reading(
     );
     refuses(&deep, &["{\"a\": {\"b\": {\"x\": 1, \"force\": true}"]);
 }
+
+#[test]
+fn a_decorated_or_invisible_key_after_a_shell_separator_is_a_second_reading() {
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": rm -rf dist; @dry_run: true}",
+            "{\"command\": rm -rf dist `dry_run`: true}",
+            "{\"command\": npm run dev; **run_in_background**: true}",
+            "{\"command\": sleep 10; time\u{200B}out: 600000}",
+        ],
+    );
+    // A shell assignment after a separator is text.
+    repairs_to(&bash(), "{\"command\": cd web; DRY_RUN=true make}", json!({"command": "cd web; DRY_RUN=true make"}));
+}

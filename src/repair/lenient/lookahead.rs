@@ -22,11 +22,14 @@ pub(super) struct KeyAt {
     pub readable: bool,
 }
 
-/// Characters of a key word: letters, digits, `_ - $ .`, and the invisible ones a reader
-/// cannot see (`time\u{200B}out` reads as `timeout`).
+/// Characters of a key word: letters, digits, `_ - $ .`, and the invisible ones.
 fn is_key_char(c: char) -> bool {
-    c.is_alphanumeric()
-        || matches!(c, '_' | '-' | '$' | '.' | '\u{AD}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.') || is_invisible(c)
+}
+
+/// A character a reader cannot see (`time\u{200B}out` reads as `timeout`): part of a key word.
+pub(super) fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{AD}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
 }
 
 /// A JSON scalar that is a member's whole value at the start of `text`: `true`, `600000`,

@@ -5,7 +5,7 @@
 use super::brackets::Brackets;
 use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::comments::CommentFinder;
-use super::lookahead::{is_closer, scalar_ends_member, Spot};
+use super::lookahead::{is_closer, is_invisible, scalar_ends_member, Spot};
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
 use super::wrapper::{self, Opened};
@@ -133,13 +133,23 @@ fn has_escape(text: &str, letters: &[u8], skip_escaped: bool) -> bool {
     })
 }
 
+/// What prose puts around a key (`@dry_run`, `` `dry_run` ``, `**dry_run**`).
+const KEY_DECORATIONS: [char; 3] = ['@', '`', '*'];
+
+/// A character of a key word inside text: a letter, a digit, `_`, `-`, or an invisible one.
+fn is_text_key_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-') || is_invisible(c)
+}
+
 /// Whether unquoted `text` holds, after `;`, `&`, `|` or `(`, a word followed by `: ` or by `:`
 /// and a whole scalar — a member's shape (`rm -rf dist; dry_run: true`, `dist;dry_run:true`).
 fn key_shaped_after_separator(text: &str) -> bool {
     text.match_indices([';', '&', '|', '(']).any(|(at, sep)| {
         let rest = text[at + sep.len()..].trim_start_matches([' ', '\t', '&', '|']);
-        let len = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-'))).unwrap_or(rest.len());
-        let after = &rest[len..];
+        // `; @dry_run: true`, ``; `dry_run`: true``: a key decorated as in prose.
+        let rest = rest.trim_start_matches(KEY_DECORATIONS);
+        let len = rest.find(|c: char| !is_text_key_char(c)).unwrap_or(rest.len());
+        let after = rest[len..].trim_start_matches(KEY_DECORATIONS);
         len > 0
             && rest[..len].chars().any(char::is_alphabetic)
             && after.starts_with(':')
@@ -154,14 +164,11 @@ fn key_shaped_after_separator(text: &str) -> bool {
 /// shape more than text's (`fix: handle it` stays text).
 fn key_and_json_value_inside(text: &str) -> bool {
     text.match_indices([':', '：']).any(|(at, colon)| {
-        let before = &text[..at];
-        let word_start = before
-            .char_indices()
-            .rev()
-            .find(|(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-')))
-            .map_or(0, |(i, c)| i + c.len_utf8());
+        let before = text[..at].trim_end_matches(KEY_DECORATIONS);
+        let word_start =
+            before.char_indices().rev().find(|(_, c)| !is_text_key_char(*c)).map_or(0, |(i, c)| i + c.len_utf8());
         let word = &before[word_start..];
-        let after_blank = word_start > 0 && before[..word_start].ends_with([' ', '\t']);
+        let after_blank = before[..word_start].trim_end_matches(KEY_DECORATIONS).ends_with([' ', '\t']);
         let value = text[at + colon.len()..].strip_prefix([' ', '\t']).unwrap_or("").trim_start();
         let scalar = ["true", "false", "null"].iter().any(|literal| {
             value.strip_prefix(literal).is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
