@@ -15,7 +15,7 @@ fn a_colon_written_twice_or_as_equals_before_a_value_is_a_second_reading() {
             "{\"command\": npm run dev, run_in_background::true}",
             "{\"command\": rm -rf dist, dry_run::true}",
             "{\"command\": rm -rf dist, dry_run=true}",
-            "{\"command\": rm -rf dist\ndry_run=true}",
+            "{\"command\": sleep 10\ntimeout=600000}",
             "{\"command\": rm -rf dist, dry_run\u{FF1A}true}",
             "{\"command\": sleep 10, \"timeout\"=600000}",
             "{\"command\": sleep 10, 'timeout'::600000}",
@@ -31,6 +31,17 @@ fn a_shell_assignment_is_text() {
     repairs_to(&bash(), "{\"command\": cd web && FOO=1 npm test}", json!({"command": "cd web && FOO=1 npm test"}));
     repairs_to(&bash(), "{\"command\": echo a, FOO=1 npm test}", json!({"command": "echo a, FOO=1 npm test"}));
     repairs_to(&bash(), "{\"command\": cargo test repair::lenient}", json!({"command": "cargo test repair::lenient"}));
+    // On a line of its own, `=` assigns a variable unless the name is a declared key.
+    repairs_to(
+        &bash(),
+        "{\"command\": cat > .env <<EOF\nA=1\nDEBUG=true\nEOF}",
+        json!({"command": "cat > .env <<EOF\nA=1\nDEBUG=true\nEOF"}),
+    );
+    repairs_to(
+        &bash(),
+        "{\"command\": set -e\nOUT=dist\nmkdir -p $OUT}",
+        json!({"command": "set -e\nOUT=dist\nmkdir -p $OUT"}),
+    );
     // Right after a comma, `=` continues a list of assignments.
     repairs_to(
         &bash(),

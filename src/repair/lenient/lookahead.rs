@@ -214,11 +214,14 @@ impl Parser<'_> {
             let colon = self.src.len() - plain.len();
             return Some(colon + plain.chars().next().map_or(1, char::len_utf8));
         }
-        // `--set a=1,b=2`: right after a comma, `=` continues a list of assignments unless the
-        // name is a declared key.
+        // `--set a=1,b=2` right after a comma, `A=1` on a line of a heredoc or a script: `=`
+        // there is an assignment unless the name is a declared key.
         let len = odd_colon_len(after)?;
+        let before = &self.src[..pos];
+        let assigns = before.ends_with(',') || before.trim_end_matches([' ', '\t']).ends_with(['\n', '\r']);
         let listed = after.starts_with('=')
-            && self.src[..pos].ends_with(',')
+            && !decorated
+            && assigns
             && !self.declared_keys().is_some_and(|keys| keys.contains(&name));
         (!listed).then_some(name_end + len)
     }
