@@ -2,8 +2,8 @@
 //! connections handed to it to their end, with an upstream client of its own.
 //! A request, its upstream request and its stream then live on one thread: a body chunk passed
 //! from the client side to the upstream side is a wake on the same thread, not a hand-off
-//! through the kernel to another worker (measured in BENCHMARKS.md: about half the context
-//! switches and a third less CPU per long-session request than one multi-threaded runtime).
+//! through the kernel to another worker (BENCHMARKS.md, third pass: a fifth of the context
+//! switches and about 30% less CPU per long-session request than one multi-threaded runtime).
 
 use super::connections::{self, Inbox};
 use super::{router, App};
@@ -46,13 +46,14 @@ impl Workers {
         header_read_timeout: Duration,
         shutdown: CancellationToken,
     ) -> std::io::Result<(Self, Vec<Inbox>)> {
-        let stop = CancellationToken::new();
-        let (mut served, mut threads, mut inboxes) = (Vec::new(), Vec::new(), Vec::new());
+        // Built up as the threads start: if one cannot start, dropping it stops the others.
+        let mut workers = Self { served: Vec::new(), stop: CancellationToken::new(), threads: Vec::new() };
+        let mut inboxes = Vec::new();
         for index in 0..count.max(1) {
             let (inbox, incoming) = connections::inbox();
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let client = app.build_client().map_err(std::io::Error::other)?;
-            let (app, shutdown, stop) = (app.clone(), shutdown.clone(), stop.clone());
+            let (app, shutdown, stop) = (app.clone(), shutdown.clone(), workers.stop.clone());
             let (done, receiver) = oneshot::channel();
             let thread = std::thread::Builder::new().name(format!("toolmend-worker-{index}")).spawn(move || {
                 WORKER_CLIENT.with(|cell| cell.set(client).ok());
@@ -70,11 +71,11 @@ impl Workers {
                 });
                 runtime.shutdown_background();
             })?;
-            served.push(receiver);
-            threads.push(thread);
+            workers.served.push(receiver);
+            workers.threads.push(thread);
             inboxes.push(inbox);
         }
-        Ok((Self { served, stop, threads }, inboxes))
+        Ok((workers, inboxes))
     }
 
     /// Waits until every worker stopped serving.
