@@ -440,66 +440,66 @@ mod reporting {
     }
 }
 
-#[tokio::test]
-async fn shutdown_lets_open_streams_finish_then_stops_accepting() {
+/// A sidecar on `workers` threads in front of an upstream that sends the seed stream in
+/// `chunk`-byte pieces, `delay` apart; its stop token and its running server.
+struct SlowSidecar {
+    _upstream: FakeUpstream,
+    proxy: String,
+    stop: CancellationToken,
+    running: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn slow_sidecar(chunk: usize, delay: Duration, workers: usize) -> SlowSidecar {
     let upstream =
-        FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 200).with_delay(Duration::from_millis(30))))
-            .await
-            .unwrap();
-    let config = Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), ..Config::default() };
+        FakeUpstream::start(Arc::new(move |_| Reply::sse(SEED_STREAM, chunk).with_delay(delay))).await.unwrap();
+    let config =
+        Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), workers, ..Config::default() };
     let server = Server::bind(config).await.unwrap();
     let proxy = format!("http://{}", server.local_addr());
     let stop = CancellationToken::new();
     let running = tokio::spawn(server.run(stop.clone()));
-    let response = post_messages(&proxy).await;
-    stop.cancel();
+    SlowSidecar { _upstream: upstream, proxy, stop, running }
+}
+
+/// The seed call came through whole and repaired.
+fn assert_seed_repaired(body: &[u8]) {
+    let repaired: Value = serde_json::from_str(&assembled_tool_inputs(body)[&1]).unwrap();
+    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+}
+
+#[tokio::test]
+async fn shutdown_lets_open_streams_finish_then_stops_accepting() {
+    let sidecar = slow_sidecar(200, Duration::from_millis(30), Config::default().workers).await;
+    let response = post_messages(&sidecar.proxy).await;
+    sidecar.stop.cancel();
     let (body, broke) = read_all(response).await;
     assert!(!broke, "the open stream finished");
-    let repaired: Value = serde_json::from_str(&assembled_tool_inputs(&body)[&1]).unwrap();
-    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
-    running.await.unwrap().unwrap();
-    assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
+    assert_seed_repaired(&body);
+    sidecar.running.await.unwrap().unwrap();
+    assert!(reqwest::get(format!("{}/healthz", sidecar.proxy)).await.is_err(), "no longer accepting");
 }
 
 #[tokio::test]
 async fn every_worker_lets_its_open_streams_finish_at_shutdown() {
-    let upstream =
-        FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 100).with_delay(Duration::from_millis(20))))
-            .await
-            .unwrap();
-    let config =
-        Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), workers: 3, ..Config::default() };
-    let server = Server::bind(config).await.unwrap();
-    let proxy = format!("http://{}", server.local_addr());
-    let stop = CancellationToken::new();
-    let running = tokio::spawn(server.run(stop.clone()));
+    let sidecar = slow_sidecar(100, Duration::from_millis(20), 3).await;
     // Nine connections at once (a client each), spread over the workers as they accept them.
-    let responses = futures_util::future::join_all((0..9).map(|_| post_messages(&proxy))).await;
-    stop.cancel();
+    let responses = futures_util::future::join_all((0..9).map(|_| post_messages(&sidecar.proxy))).await;
+    sidecar.stop.cancel();
     for response in responses {
         let (body, broke) = read_all(response).await;
         assert!(!broke, "an open stream finished");
-        let repaired: Value = serde_json::from_str(&assembled_tool_inputs(&body)[&1]).unwrap();
-        assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
+        assert_seed_repaired(&body);
     }
-    running.await.unwrap().unwrap();
-    assert!(reqwest::get(format!("{proxy}/healthz")).await.is_err(), "no longer accepting");
+    sidecar.running.await.unwrap().unwrap();
+    assert!(reqwest::get(format!("{}/healthz", sidecar.proxy)).await.is_err(), "no longer accepting");
 }
 
 #[tokio::test]
 async fn a_server_dropped_mid_stream_takes_its_workers_and_their_streams_along() {
     // About 7 s of stream if nothing ends it.
-    let upstream =
-        FakeUpstream::start(Arc::new(|_| Reply::sse(SEED_STREAM, 20).with_delay(Duration::from_millis(100))))
-            .await
-            .unwrap();
-    let config =
-        Config { listen: "127.0.0.1:0".parse().unwrap(), upstream: upstream.url(), workers: 2, ..Config::default() };
-    let server = Server::bind(config).await.unwrap();
-    let proxy = format!("http://{}", server.local_addr());
-    let running = tokio::spawn(server.run(CancellationToken::new()));
-    let response = post_messages(&proxy).await;
-    running.abort();
+    let sidecar = slow_sidecar(20, Duration::from_millis(100), 2).await;
+    let response = post_messages(&sidecar.proxy).await;
+    sidecar.running.abort();
     let (body, broke) = read_all(response).await;
     assert!(broke, "the stream ended with its server (after {} of {} bytes)", body.len(), SEED_STREAM.len());
 }
