@@ -149,3 +149,27 @@ fn a_decorated_or_invisible_key_after_a_shell_separator_is_a_second_reading() {
     // A shell assignment after a separator is text.
     repairs_to(&bash(), "{\"command\": cd web; DRY_RUN=true make}", json!({"command": "cd web; DRY_RUN=true make"}));
 }
+
+/// Round 6's W1 and L3: a wrapper's close (a fence, a closing tag) ends what is open as the
+/// input's end does, so the lost-closer choice is the same inside a wrapper as without one.
+#[test]
+fn a_wrapper_close_ends_open_objects_as_the_input_end_does() {
+    let deep = closed(
+        json!({"force": {"type": "boolean"},
+               "a": {"type": "object", "additionalProperties": false, "properties": {
+                   "b": {"type": "object", "additionalProperties": false,
+                         "properties": {"x": {"type": "integer"}, "force": {"type": "boolean"}}}}}}),
+        &[],
+    );
+    refuses(
+        &deep,
+        &[
+            "```json\n{\"a\": {\"b\": {\"x\": 1, \"force\": true}\n```",
+            "<tool_input>{\"a\": {\"b\": {\"x\": 1, \"force\": true}</tool_input>",
+        ],
+    );
+    refuses(&nested(), &["```json\n{\"query\": x, \"options\": {\"verbose\": true, \"force\": true}\n```"]);
+    // Only the root's `}` lost inside a fence: one reading.
+    repairs_to(&bash(), "```json\n{\"command\": \"ls\"\n```", json!({"command": "ls"}));
+    repairs_to(&bash(), "<tool_input>{\"command\": \"ls\"</tool_input>", json!({"command": "ls"}));
+}

@@ -469,6 +469,8 @@ impl Parser<'_> {
             b'}' | b']' => self.closer_ok(p),
             b'{' if in_object && self.frames.len() == 1 => true,
             b')' => self.in_tuple(),
+            // A wrapper's close ends the value as the input's end does.
+            _ if self.wrapper_closes_at(p) => true,
             _ => {
                 let newline = self.src[pos..p].contains('\n');
                 // A damaged key (`description":`) never ends a value by itself: the quote may
@@ -491,7 +493,9 @@ impl Parser<'_> {
         }
         let outer_frames = self.frames.iter().filter(|f| f.kind != FrameKind::List).count();
         let rest = &self.src[r..];
-        outer_frames <= 1 && (next == b'{' || (wrapper::suffix(rest, self.opened) && self.names_no_key(rest)))
+        // Deeper in, a wrapper's close ends what is open as the input's end does.
+        (outer_frames <= 1 && (next == b'{' || (wrapper::suffix(rest, self.opened) && self.names_no_key(rest))))
+            || self.wrapper_closes_at(r)
     }
 
     /// Text around the object that names none of its keys with a `key:`.

@@ -74,6 +74,8 @@ pub(super) struct Parser<'s> {
     pub choices: Choices,
     /// What the dropped prefix opened (a fence, `name(`), for the suffix to close.
     pub opened: Opened,
+    /// A prefix (a fence, a tag, a lead-in) was dropped before the object.
+    wrapped: bool,
     /// Which bracket closes which (bare text keeps only brackets that pair up).
     pub brackets: Brackets,
     /// The tool's name, when known: call-syntax wrappers must name it.
@@ -215,6 +217,7 @@ pub fn parse_reading(
         productions: ProductionSet::default(),
         choices: std::mem::take(choices),
         opened: Opened::default(),
+        wrapped: false,
         brackets: Brackets::of(src),
         tool,
         comments: CommentFinder::default(),
@@ -461,7 +464,7 @@ impl<'s> Parser<'s> {
                 };
                 let prefix = &self.src[pos..open];
                 match wrapper::prefix(prefix, self.tool).filter(|_| self.names_no_key(prefix)) {
-                    Some(opened) => self.opened = opened,
+                    Some(opened) => (self.opened, self.wrapped) = (opened, true),
                     None => return Err(text_outside("before", pos)),
                 }
                 if self.opened.fence {
@@ -543,6 +546,11 @@ impl<'s> Parser<'s> {
                 self.edit(EditKind::InsertCloser, pos..pos);
                 Some(pos)
             }
+            // A wrapper's close (a fence, `</tool_input>`) ends what is open as the input's end does.
+            Some(_) if self.wrapper_closes_at(pos) => {
+                self.edit(EditKind::InsertCloser, pos..pos);
+                Some(pos)
+            }
             Some(byte) if byte == own => Some(pos + 1),
             Some(byte) if byte == other && self.enclosing_expects(other) => {
                 self.edit(EditKind::InsertCloser, pos..pos);
@@ -554,6 +562,13 @@ impl<'s> Parser<'s> {
             }
             _ => None,
         }
+    }
+
+    /// Whether the rest of the input from `pos` is the close of the wrapper the dropped prefix
+    /// opened, and nothing else.
+    pub(super) fn wrapper_closes_at(&self, pos: usize) -> bool {
+        let rest = &self.src[pos..];
+        self.wrapped && !rest.starts_with(['}', ']']) && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
     }
 
     /// `separator`: the first comma after a value separates; any other is dropped.
@@ -650,6 +665,7 @@ impl<'s> Parser<'s> {
                 // A key that lost its colon counts at a line start (`sleep 10⏎"timeout" 600000`).
                 // The run before ended at a key this reading takes from text (`sleep 10 "timeout" 600000`).
                 Some(_) if self.text_as_member.last() == Some(&pos) => {}
+                Some(_) if self.wrapper_closes_at(pos) => {}
                 Some(_) if self.key_in_text_at(pos, self.spot_after_member(after, pos)).is_some() => {}
                 Some(_) => {
                     self.frames.pop();
