@@ -173,3 +173,24 @@ fn a_wrapper_close_ends_open_objects_as_the_input_end_does() {
     repairs_to(&bash(), "```json\n{\"command\": \"ls\"\n```", json!({"command": "ls"}));
     repairs_to(&bash(), "<tool_input>{\"command\": \"ls\"</tool_input>", json!({"command": "ls"}));
 }
+
+/// Round 6's W3: inside a bracketed list at a member, an item in a member's unreadable
+/// spelling is in doubt as it is in a bare value.
+#[test]
+fn an_item_in_a_members_spelling_is_a_second_reading() {
+    let files = closed(
+        json!({"files": {"type": "array", "items": {"type": "string"}}, "force": {"type": "boolean"}}),
+        &["files"],
+    );
+    refuses(
+        &files,
+        &[
+            "{\"files\": [build, dist, force=true]}",
+            "{\"files\": [build, dist, @force: true]}",
+            "{\"files\": [build, dist, `force`: true]}",
+            "{\"files\": [build, dist, force\u{FF1A}true]}",
+        ],
+    );
+    repairs_to(&files, "{\"files\": [build, dist]}", json!({"files": ["build", "dist"]}));
+    repairs_to(&files, "{\"files\": [a=1,b=2]}", json!({"files": ["a=1", "b=2"]}));
+}

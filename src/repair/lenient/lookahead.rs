@@ -202,7 +202,7 @@ impl Parser<'_> {
     /// (`""dry_run": true`), decorated as in prose (`@dry_run:`, `` `dry_run`: ``,
     /// `**dry_run**:`), or followed by a colon spelled another way (`dry_run::true`,
     /// `"timeout"=600000`, `dry_run=true`). Where its colon ends.
-    fn unreadable_key_at(&self, pos: usize) -> Option<usize> {
+    pub(super) fn unreadable_key_at(&self, pos: usize) -> Option<usize> {
         let rest = &self.src[pos..];
         if rest.starts_with("\"\"") || rest.starts_with("''") {
             return self.key_at(pos + 1, true).map(|key| key.after_colon);

@@ -847,6 +847,11 @@ impl<'s> Parser<'s> {
                 self.edit(EditKind::InsertComma, pos..pos);
             }
             trailing_comma = None;
+            if in_object && separated && !items.is_empty() && self.unreadable_key_at(pos).is_some() {
+                // `[build, dist, force=true]`: a member's shape no member reading can take; the
+                // item that keeps it is in doubt.
+                self.kept_as_text.get_or_insert(pos);
+            }
             self.path.push(items.len().to_string());
             let item = self.value(pos, item_shape);
             self.path.pop();
