@@ -123,15 +123,20 @@ fn a_brace_inside_a_string_does_not_stand_for_a_lost_closer() {
     );
 }
 
-#[test]
-fn a_member_the_grandparent_declares_after_two_lost_closers_is_a_second_reading() {
-    let deep = closed(
+/// `force` at the root and two objects down.
+fn deep() -> toolmend::schema::ToolSchema {
+    closed(
         json!({"force": {"type": "boolean"},
                "a": {"type": "object", "additionalProperties": false, "properties": {
                    "b": {"type": "object", "additionalProperties": false,
                          "properties": {"x": {"type": "integer"}, "force": {"type": "boolean"}}}}}}),
         &[],
-    );
+    )
+}
+
+#[test]
+fn a_member_the_grandparent_declares_after_two_lost_closers_is_a_second_reading() {
+    let deep = deep();
     refuses(&deep, &["{\"a\": {\"b\": {\"x\": 1, \"force\": true}"]);
 }
 
@@ -154,13 +159,7 @@ fn a_decorated_or_invisible_key_after_a_shell_separator_is_a_second_reading() {
 /// input's end does, so the lost-closer choice is the same inside a wrapper as without one.
 #[test]
 fn a_wrapper_close_ends_open_objects_as_the_input_end_does() {
-    let deep = closed(
-        json!({"force": {"type": "boolean"},
-               "a": {"type": "object", "additionalProperties": false, "properties": {
-                   "b": {"type": "object", "additionalProperties": false,
-                         "properties": {"x": {"type": "integer"}, "force": {"type": "boolean"}}}}}}),
-        &[],
-    );
+    let deep = deep();
     refuses(
         &deep,
         &[
@@ -169,6 +168,11 @@ fn a_wrapper_close_ends_open_objects_as_the_input_end_does() {
         ],
     );
     refuses(&nested(), &["```json\n{\"query\": x, \"options\": {\"verbose\": true, \"force\": true}\n```"]);
+    // A closing sentence is no wrapper close: with the `}` lost, `now.` may be an argument.
+    refuses(
+        &bash(),
+        &["Running: {\"command\": \"sudo shutdown -h\" now.", "Running: {\"command\": \"git push\"\nnow."],
+    );
     // Only the root's `}` lost inside a fence: one reading.
     repairs_to(&bash(), "```json\n{\"command\": \"ls\"\n```", json!({"command": "ls"}));
     repairs_to(&bash(), "<tool_input>{\"command\": \"ls\"</tool_input>", json!({"command": "ls"}));

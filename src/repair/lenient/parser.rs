@@ -565,10 +565,13 @@ impl<'s> Parser<'s> {
     }
 
     /// Whether the rest of the input from `pos` is the close of the wrapper the dropped prefix
-    /// opened, and nothing else.
+    /// opened — a fence or a closing tag first — and nothing else. A closing sentence alone
+    /// does not count: with a closer lost, `"sudo shutdown -h" now.` may hold an argument.
     pub(super) fn wrapper_closes_at(&self, pos: usize) -> bool {
         let rest = &self.src[pos..];
-        self.wrapped && !rest.starts_with(['}', ']']) && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
+        let head = rest.trim_start();
+        let marker = head.starts_with("</") || (self.opened.fence && lexeme::fence_len(head).is_some());
+        self.wrapped && marker && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
     }
 
     /// `separator`: the first comma after a value separates; any other is dropped.
