@@ -101,7 +101,7 @@ fn value_end(body: &[u8], start: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde::Deserialize;
     use serde_json::value::RawValue;
@@ -119,7 +119,7 @@ pub(super) mod tests {
     }
 
     /// Bodies whose `tools` serde_json reads: the incremental scanner is checked on them too.
-    pub(in crate::schema) const VALID_BODIES: [&str; 7] = [
+    pub(crate) const VALID_BODIES: [&str; 7] = [
         r#"{"tools": [1, 2]}"#,
         r#"  {"a": "x\"y\\", "tools" : [{"n": "]}\"{["}] , "b": [[{}]]}  "#,
         r#"{"messages": [{"content": [{"tools": "no"}]}], "tools": [], "stream": true}"#,
@@ -130,7 +130,7 @@ pub(super) mod tests {
     ];
 
     /// Bodies with no member to find: broken framing, or `tools` given twice.
-    pub(in crate::schema) const BROKEN_BODIES: [&str; 11] = [
+    pub(crate) const BROKEN_BODIES: [&str; 11] = [
         "",
         "[]",
         "not json",

@@ -186,6 +186,17 @@ impl MemberScanner {
         self.offset += chunk.len();
     }
 
+    /// The first byte of the body read so far that the member's span may still need: the
+    /// start of the member's value once it began; `None` when no byte read so far is needed
+    /// (so the caller may let go of them).
+    pub fn needed_from(&self) -> Option<usize> {
+        if let Some(found) = &self.found {
+            return Some(found.start);
+        }
+        let in_value = matches!(self.state, State::InString { .. } | State::InContainer | State::InScalar);
+        (self.key_matches && in_value).then_some(self.value_start)
+    }
+
     fn value_ended(&mut self, end: usize) -> State {
         if self.key_matches {
             if self.found.is_some() {
