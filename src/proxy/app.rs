@@ -63,7 +63,7 @@ impl App {
             metrics: Arc::new(metrics),
             otel,
             events: EventLog::new(config.events_capacity, config.events_max_bytes),
-            schemas: SchemaCache::new(4096),
+            schemas: SchemaCache::with_max_bytes(4096, config.schema_cache_bytes),
             capture,
             client,
             tracker: TaskTracker::new(),

@@ -25,10 +25,13 @@ pub struct FileConfig {
     pub keepalive_seconds: Option<u64>,
     pub drain_seconds: Option<u64>,
     pub header_read_timeout_seconds: Option<u64>,
+    pub body_read_timeout_seconds: Option<u64>,
+    pub max_connections: Option<usize>,
     pub workers: Option<usize>,
     pub max_request_bytes: Option<usize>,
     pub max_held_bytes: Option<usize>,
     pub max_event_bytes: Option<usize>,
+    pub schema_cache_bytes: Option<usize>,
     pub events_capacity: Option<usize>,
     pub events_max_bytes: Option<usize>,
     pub redact_inputs: Option<bool>,
@@ -84,12 +87,20 @@ pub struct Config {
     /// A connection that has not sent a whole request head in this time (a partial request, or
     /// an idle keep-alive connection) is closed.
     pub header_read_timeout: Duration,
+    /// A request body not wholly received this long after its head is refused (408 before it is
+    /// forwarded, else the connection is closed): a slow-fed body must not hold its connection,
+    /// its upstream request and their file descriptors for ever.
+    pub body_read_timeout: Duration,
+    /// Client connections open at once; connections above it are closed at once.
+    pub max_connections: usize,
     /// Threads that serve connections, each with a runtime and an upstream client of its own.
     pub workers: usize,
     pub max_request_bytes: usize,
     pub max_held_bytes: usize,
     /// `POST /events` bodies larger than this get a 413.
     pub max_event_bytes: usize,
+    /// Bytes of schema text each schema cache keeps (catalogs by `tools` text, compiled schemas).
+    pub schema_cache_bytes: usize,
     pub events_capacity: usize,
     /// The events store keeps at most this many bytes of serialized events.
     pub events_max_bytes: usize,
@@ -119,10 +130,13 @@ impl Config {
             keepalive: Duration::from_secs(file.keepalive_seconds.unwrap_or(5)),
             drain: Duration::from_secs(file.drain_seconds.unwrap_or(30)),
             header_read_timeout: Duration::from_secs(file.header_read_timeout_seconds.unwrap_or(30)),
+            body_read_timeout: Duration::from_secs(file.body_read_timeout_seconds.unwrap_or(120)),
+            max_connections: file.max_connections.unwrap_or_else(super::connections::default_max_connections),
             workers: file.workers.unwrap_or_else(super::workers::default_count),
             max_request_bytes: file.max_request_bytes.unwrap_or(32 << 20),
             max_held_bytes: file.max_held_bytes.unwrap_or(4 << 20),
             max_event_bytes: file.max_event_bytes.unwrap_or(256 << 10),
+            schema_cache_bytes: file.schema_cache_bytes.unwrap_or(crate::schema::SchemaCache::DEFAULT_MAX_BYTES),
             events_capacity: file.events_capacity.unwrap_or(1000),
             events_max_bytes: file.events_max_bytes.unwrap_or(16 << 20),
             redact_inputs: file.redact_inputs.unwrap_or(false),
@@ -156,6 +170,12 @@ impl Config {
         }
         if self.header_read_timeout.is_zero() {
             return Err(ConfigError::invalid("header_read_timeout_seconds", "must be at least 1"));
+        }
+        if self.body_read_timeout.is_zero() {
+            return Err(ConfigError::invalid("body_read_timeout_seconds", "must be at least 1"));
+        }
+        if self.max_connections == 0 {
+            return Err(ConfigError::invalid("max_connections", "must be at least 1"));
         }
         if self.workers == 0 {
             return Err(ConfigError::invalid("workers", "must be at least 1"));

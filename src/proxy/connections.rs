@@ -1,14 +1,26 @@
 //! Accepts client connections and serves each with hyper: a header-read timeout (a partial
-//! request, or an idle keep-alive connection, is closed after `header_read_timeout`), no
+//! request, or an idle keep-alive connection, is closed after `header_read_timeout`), a
+//! whole-body deadline (a body still arriving `body_read_timeout` after its head gets a 408), no
 //! Nagle delay for streamed frames, and a graceful end when the shutdown token fires.
-//! One loop accepts; each connection is then served on the worker with the fewest open.
+//! One loop accepts, closing connections above `max_connections` at once (slow clients must
+//! not take every file descriptor); each connection is then served on the worker with the
+//! fewest open.
 
-use axum::Router;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{BoxError, Router};
+use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -40,9 +52,29 @@ pub fn inbox() -> (Inbox, Incoming) {
     (Inbox { queue, open: open.clone() }, Incoming { queue: receiver, open })
 }
 
+/// The default cap on open client connections: what the soft file-descriptor limit leaves
+/// room for (each streamed request holds its client's and its upstream's), at most 4096.
+pub fn default_max_connections() -> usize {
+    const MOST: usize = 4096;
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes into the struct it is given, nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            // 64 kept for the listener, logs, the capture file and hook commands.
+            let files = usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX);
+            return (files.saturating_sub(64) / 2).clamp(16, MOST);
+        }
+    }
+    MOST
+}
+
 /// Accepts until `shutdown` fires and hands each connection to the inbox with the fewest open
-/// (a shared listener would let whichever worker wakes first take a burst of them all).
-pub async fn accept(listener: TcpListener, inboxes: Vec<Inbox>, shutdown: CancellationToken) {
+/// (a shared listener would let whichever worker wakes first take a burst of them all); one
+/// accepted when `max_connections` are open is closed at once.
+pub async fn accept(listener: TcpListener, inboxes: Vec<Inbox>, max_connections: usize, shutdown: CancellationToken) {
+    // Logged once per spell at the cap, not once per refused connection.
+    let mut at_cap = false;
     loop {
         let (tcp, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -56,6 +88,16 @@ pub async fn accept(listener: TcpListener, inboxes: Vec<Inbox>, shutdown: Cancel
             },
             _ = shutdown.cancelled() => break,
         };
+        let open: usize = inboxes.iter().map(|inbox| inbox.open.load(Ordering::Relaxed)).sum();
+        if open >= max_connections {
+            if !at_cap {
+                tracing::warn!(max_connections, "connection refused: max_connections are open");
+            }
+            at_cap = true;
+            drop(tcp);
+            continue;
+        }
+        at_cap = false;
         let Some(inbox) = inboxes.iter().min_by_key(|inbox| inbox.open.load(Ordering::Relaxed)) else { break };
         // Counted here, so a burst of connections spreads before any worker has run.
         inbox.open.fetch_add(1, Ordering::Relaxed);
@@ -66,9 +108,19 @@ pub async fn accept(listener: TcpListener, inboxes: Vec<Inbox>, shutdown: Cancel
     }
 }
 
+/// How long a client may take to send a request's head, and then its body.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub header_read: Duration,
+    pub body_read: Duration,
+}
+
 /// Serves the connections that arrive in `incoming` until `shutdown` fires (or the acceptor
 /// ends), then waits for them to finish their requests (the caller bounds that wait).
-pub async fn serve(mut incoming: Incoming, router: Router, header_read_timeout: Duration, shutdown: CancellationToken) {
+pub async fn serve(mut incoming: Incoming, router: Router, timeouts: Timeouts, shutdown: CancellationToken) {
+    let header_read_timeout = timeouts.header_read;
+    let router =
+        router.layer(axum::middleware::from_fn(move |request, next| body_deadline(timeouts.body_read, request, next)));
     let connections = TaskTracker::new();
     loop {
         let tcp = tokio::select! {
@@ -111,6 +163,65 @@ pub async fn serve(mut incoming: Incoming, router: Router, header_read_timeout: 
     connections.wait().await;
 }
 
+/// The layer that gives a request's body its deadline; a response made after the deadline
+/// cut the body (a 413 or 502 from the body's error) becomes a 408 that says why.
+async fn body_deadline(limit: Duration, request: Request, next: Next) -> Response {
+    let expired = Arc::new(AtomicBool::new(false));
+    let request = request.map(|body| {
+        let sleep = Box::pin(tokio::time::sleep(limit));
+        Body::new(Deadline { body, sleep, limit, expired: expired.clone() })
+    });
+    let response = next.run(request).await;
+    match expired.load(Ordering::Relaxed) {
+        false => response,
+        true => {
+            tracing::warn!(seconds = limit.as_secs(), "request refused: its body did not arrive in time");
+            let message = format!(
+                "toolmend: the request body did not arrive within {} s (body_read_timeout_seconds)",
+                limit.as_secs()
+            );
+            let body = serde_json::json!({"type": "error", "error": {"type": "timeout_error", "message": message}});
+            (StatusCode::REQUEST_TIMEOUT, axum::Json(body)).into_response()
+        }
+    }
+}
+
+/// A request body that fails once its deadline passes before its end.
+struct Deadline {
+    body: Body,
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    limit: Duration,
+    expired: Arc<AtomicBool>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive within {} s", .0.as_secs())]
+struct BodyTimedOut(Duration);
+
+impl HttpBody for Deadline {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) {
+            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
+        }
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            self.expired.store(true, Ordering::Relaxed);
+            return Poll::Ready(Some(Err(BodyTimedOut(self.limit).into())));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// One open connection in its worker's count, until dropped.
 struct OpenConnection(Arc<AtomicUsize>);
 
@@ -132,7 +243,7 @@ mod tests {
         // The first worker already has two open connections: it gets none until the others catch up.
         inboxes[0].open.fetch_add(2, Ordering::Relaxed);
         let shutdown = CancellationToken::new();
-        let accepting = tokio::spawn(accept(listener, inboxes, shutdown.clone()));
+        let accepting = tokio::spawn(accept(listener, inboxes, usize::MAX, shutdown.clone()));
         let clients: Vec<_> = futures_util::future::join_all((0..10).map(|_| TcpStream::connect(addr))).await;
         let mut received = vec![0; 3];
         for _ in 0..10 {

@@ -1,6 +1,10 @@
 //! The Host check, a router layer: a web page the user visits can point its own name at
 //! 127.0.0.1 (DNS rebinding) and then read `/events`; its requests carry that name as Host.
 //! Only loopback names, the listen address and `allowed_hosts` are answered.
+//! The Origin check, in the same layer: a page on another site can still send a simple
+//! cross-site `POST` to 127.0.0.1 (no preflight); to an upstream that authenticates by network
+//! position that spends tokens and puts calls into `/events`. Browsers mark such requests with
+//! `Origin` and `Sec-Fetch-Site`; the CLI and the SDKs send neither.
 
 use super::config::Config;
 use super::App;
@@ -32,8 +36,32 @@ impl AllowedHosts {
 
     /// Whether a Host header value (`name` or `name:port`) is accepted.
     pub fn allows(&self, host: &str) -> bool {
-        self.any || self.names.iter().any(|name| name.eq_ignore_ascii_case(host_name(host)))
+        self.any || self.named(host)
     }
+
+    /// Whether a browser's `Origin` (`scheme://host[:port]`) is a page of the sidecar's own
+    /// names: loopback, the listen address or one named in `allowed_hosts` (`"*"` does not
+    /// open this: any site is not a deliberate choice of pages). `null` is no such page.
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        let host = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+        host.is_some_and(|host| !host.contains('/') && self.named(host))
+    }
+
+    fn named(&self, host: &str) -> bool {
+        self.names.iter().any(|name| name.eq_ignore_ascii_case(host_name(host)))
+    }
+}
+
+/// Why a request is refused as a browser's cross-site request, if it is one.
+fn cross_site(hosts: &AllowedHosts, headers: &header::HeaderMap) -> Option<String> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = String::from_utf8_lossy(origin.as_bytes());
+        if !hosts.allows_origin(&origin) {
+            return Some(format!("Origin '{origin}' is not a loopback origin"));
+        }
+    }
+    let site = headers.get("sec-fetch-site").map(|value| value.as_bytes());
+    site.is_some_and(|site| site.eq_ignore_ascii_case(b"cross-site")).then(|| "Sec-Fetch-Site is cross-site".into())
 }
 
 /// The name part of a Host value: `[::1]:8787` → `[::1]`, `localhost:1` → `localhost`.
@@ -55,7 +83,18 @@ pub async fn check(State(app): State<Arc<App>>, request: Request, next: Next) ->
         .and_then(|value| value.to_str().ok())
         .or_else(|| request.uri().authority().map(|authority| authority.as_str()));
     match host {
-        Some(host) if app.hosts.allows(host) => next.run(request).await,
+        Some(host) if app.hosts.allows(host) => match cross_site(&app.hosts, request.headers()) {
+            None => next.run(request).await,
+            Some(why) => {
+                let message = format!(
+                    "toolmend: {why}; a web page on another site may not use the sidecar (clients and SDKs send \
+                     no Origin; add the page's host to allowed_hosts to allow it)"
+                );
+                tracing::warn!(reason = why, "request refused: cross-site browser request");
+                let body = json!({"type": "error", "error": {"type": "permission_error", "message": message}});
+                (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
+            }
+        },
         host => {
             let message = format!(
                 "toolmend: Host '{}' is not accepted; only localhost, 127.0.0.1, [::1] and the listen address are \
@@ -95,5 +134,26 @@ mod tests {
         assert!(!hosts.allows("other.internal"));
         let any = AllowedHosts::new(&Config { allowed_hosts: vec!["*".into()], ..Config::default() });
         assert!(any.allows("anything.example"));
+    }
+
+    #[test]
+    fn only_origins_of_the_sidecars_own_names_are_accepted() {
+        let config = Config { allowed_hosts: vec!["*".into(), "sidecar.internal".into()], ..Config::default() };
+        let hosts = AllowedHosts::new(&config);
+        for origin in ["http://127.0.0.1:8787", "http://localhost:3000", "https://[::1]", "http://sidecar.internal"] {
+            assert!(hosts.allows_origin(origin), "{origin}");
+        }
+        for origin in
+            ["https://evil.example", "null", "http://127.0.0.1.evil.example", "file://", "", "http://localhost/x"]
+        {
+            assert!(!hosts.allows_origin(origin), "{origin}");
+        }
+        let mut headers = header::HeaderMap::new();
+        assert!(cross_site(&hosts, &headers).is_none(), "no Origin: a CLI or an SDK");
+        headers.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        assert!(cross_site(&hosts, &headers).unwrap().contains("Sec-Fetch-Site"));
+        headers.insert("sec-fetch-site", "same-origin".parse().unwrap());
+        headers.insert(header::ORIGIN, "https://evil.example".parse().unwrap());
+        assert!(cross_site(&hosts, &headers).unwrap().contains("evil.example"));
     }
 }

@@ -95,8 +95,9 @@ impl Server {
         let tracker = self.app.tracker.clone();
         let header_read_timeout = self.app.config.header_read_timeout;
         let count = self.app.config.workers;
+        let max_connections = self.app.config.max_connections;
         let (mut workers, inboxes) = workers::Workers::start(self.app, count, header_read_timeout, shutdown.clone())?;
-        let accept = connections::accept(self.listener, inboxes, shutdown.clone());
+        let accept = connections::accept(self.listener, inboxes, max_connections, shutdown.clone());
         tokio::select! {
             () = async { accept.await; workers.served().await } => {}
             _ = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {

@@ -29,7 +29,9 @@ pub fn upstream_url(upstream: &str, uri: &Uri) -> Result<String, PathRefused> {
 }
 
 /// Removes `.` segments and resolves `..` ones (also `%2e`, any case); refuses a path that
-/// climbs above its root or carries an encoded `/` or `\` an upstream might decode.
+/// climbs above its root, carries an encoded `/` or `\` an upstream might decode, or has a
+/// segment other servers read as a dot segment: one with a `;` parameter (`..;`, which Java
+/// servers strip before resolving dots) or encoded twice (`%252e%252e`, decoded twice by some).
 pub fn normalize(path: &str) -> Result<String, PathRefused> {
     let refuse = |why| PathRefused { path: path.to_string(), why };
     let mut kept: Vec<&str> = Vec::new();
@@ -37,10 +39,18 @@ pub fn normalize(path: &str) -> Result<String, PathRefused> {
     let last = segments.len() - 1;
     for (index, segment) in segments.iter().enumerate() {
         let lower = segment.to_ascii_lowercase();
-        if lower.contains("%2f") || lower.contains("%5c") || segment.contains('\\') {
+        let decoded = decode_fully(segment.as_bytes());
+        if lower.contains("%2f") || lower.contains("%5c") || decoded.iter().any(|&b| b == b'/' || b == b'\\') {
             return Err(refuse("holds an encoded path separator"));
         }
-        match lower.replace("%2e", ".").as_str() {
+        let once = lower.replace("%2e", ".");
+        let dot_part = decoded.split(|&b| b == b';').next().unwrap_or_default();
+        if !matches!(once.as_str(), "." | "..") && matches!(dot_part, b"." | b"..") {
+            return Err(refuse(
+                "has a segment other servers may read as `..` or `.` (a `;` parameter or a second encoding)",
+            ));
+        }
+        match once.as_str() {
             "." => {}
             ".." => {
                 if kept.pop().is_none() {
@@ -58,6 +68,41 @@ pub fn normalize(path: &str) -> Result<String, PathRefused> {
         }
     }
     Ok(format!("/{}", kept.join("/")))
+}
+
+/// `bytes` percent-decoded until decoding changes nothing (`%252e` → `%2e` → `.`).
+fn decode_fully(bytes: &[u8]) -> Vec<u8> {
+    let mut current = bytes.to_vec();
+    loop {
+        let next = decode_once(&current);
+        if next == current {
+            return current;
+        }
+        current = next;
+    }
+}
+
+fn decode_once(bytes: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let escaped = match bytes.get(index..index + 3) {
+            Some([b'%', high, low]) => hex(*high).zip(hex(*low)).map(|(high, low)| high << 4 | low),
+            _ => None,
+        };
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                index += 3;
+            }
+            None => {
+                out.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -82,9 +127,31 @@ mod tests {
             ("/v1/%2E%2e/../admin", None),
             ("/..%2f..%2fadmin", None),
             ("/v1/a%5c..", None),
+            ("/v1/a;b/x.;y", Some("/v1/a;b/x.;y")),
+            ("/v1/%2e%2e%2e", Some("/v1/%2e%2e%2e")),
         ];
         for (path, expected) in cases {
             assert_eq!(normalize(path).ok().as_deref(), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn segments_other_servers_read_as_dots_are_refused() {
+        for path in [
+            "/..;/..;/admin/keys",
+            "/v1/..;/messages",
+            "/v1/.;/messages",
+            "/v1/.;jsessionid=1/messages",
+            "/%2e%2e;/%2e%2e;/admin/keys",
+            "/%252e%252e/%252e%252e/admin/keys",
+            "/v1/%252E/messages",
+            "/v1/%25252e%25252e/x",
+            "/v1/%2e%2e%3b/x",
+            "/v1/..%253b/x",
+            "/v1/a%252fb",
+        ] {
+            let error = normalize(path).expect_err(path);
+            assert!(error.to_string().contains(path), "{error}");
         }
     }
 

@@ -59,7 +59,11 @@ impl Workers {
                 WORKER_CLIENT.with(|cell| cell.set(client).ok());
                 runtime.block_on(async move {
                     let serve = async {
-                        connections::serve(incoming, router(app), header_read_timeout, shutdown).await;
+                        let timeouts = connections::Timeouts {
+                            header_read: header_read_timeout,
+                            body_read: app.config.body_read_timeout,
+                        };
+                        connections::serve(incoming, router(app), timeouts, shutdown).await;
                         let _ = done.send(());
                         // Kept running for the tasks its requests started (hook commands).
                         std::future::pending::<()>().await
