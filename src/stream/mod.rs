@@ -134,8 +134,14 @@ impl StreamRepairer {
         if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() && self.passing.is_empty() {
             return self.emit(raw.clone(), step);
         }
-        match messages::read(&frame) {
-            Event::Ping => match self.holding.values_mut().next_back() {
+        let event = messages::read(&frame);
+        if self.interrupts_held_block(&event) {
+            // Something else happens inside the held block (another block, an event this repair
+            // does not read): the block goes out as it came, before it, so nothing overtakes it.
+            self.flush_unchanged(step, RefusalCode::Syntax, "another frame came inside the tool block");
+        }
+        match event {
+            Event::Ping | Event::Comment => match self.holding.values_mut().next_back() {
                 Some(block) => {
                     block.frames.push(raw.clone());
                     block.extras.push(raw.clone());
@@ -236,6 +242,22 @@ impl StreamRepairer {
                 self.emit(raw.clone(), step);
             }
             Event::OtherDelta { .. } | Event::Other => self.emit(raw.clone(), step),
+        }
+    }
+
+    /// Whether `event` is not part of the block being held (or passing through): a block
+    /// opening while one is open (another block, or its index used again), another block's
+    /// delta or stop, an event this repair does not read. The real API streams one block at a
+    /// time, so a held block ends before anything else but a ping comes.
+    fn interrupts_held_block(&self, event: &Event<'_>) -> bool {
+        let open = |index: &u64| self.holding.contains_key(index) || self.passing.contains_key(index);
+        if self.holding.is_empty() && self.passing.is_empty() {
+            return false;
+        }
+        match event {
+            Event::Ping | Event::Comment | Event::MessageDelta { .. } | Event::End | Event::Unreadable => false,
+            Event::InputDelta { index, .. } | Event::BlockStop { index } => !open(index),
+            Event::BlockStart { .. } | Event::OtherDelta { .. } | Event::Other => true,
         }
     }
 
