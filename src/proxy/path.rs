@@ -31,7 +31,8 @@ pub fn upstream_url(upstream: &str, uri: &Uri) -> Result<String, PathRefused> {
 /// Removes `.` segments and resolves `..` ones (also `%2e`, any case); refuses a path that
 /// climbs above its root, carries an encoded `/` or `\` an upstream might decode, or has a
 /// segment other servers read as a dot segment: one with a `;` parameter (`..;`, which Java
-/// servers strip before resolving dots) or encoded twice (`%252e%252e`, decoded twice by some).
+/// servers strip before resolving dots), encoded twice (`%252e%252e`, decoded twice by some), or
+/// followed by a NUL or blanks (`..%00`, `%2e%2e%20`).
 pub fn normalize(path: &str) -> Result<String, PathRefused> {
     let refuse = |why| PathRefused { path: path.to_string(), why };
     let mut kept: Vec<&str> = Vec::new();
@@ -44,7 +45,9 @@ pub fn normalize(path: &str) -> Result<String, PathRefused> {
             return Err(refuse("holds an encoded path separator"));
         }
         let once = lower.replace("%2e", ".");
-        let dot_part = decoded.split(|&b| b == b';').next().unwrap_or_default();
+        // Some servers also cut a segment at a NUL or trim its trailing blanks.
+        let dot_part = decoded.split(|&b| b == b';' || b == 0).next().unwrap_or_default();
+        let dot_part = dot_part.trim_ascii_end();
         if !matches!(once.as_str(), "." | "..") && matches!(dot_part, b"." | b"..") {
             return Err(refuse(
                 "has a segment other servers may read as `..` or `.` (a `;` parameter or a second encoding)",
@@ -149,6 +152,8 @@ mod tests {
             "/v1/%2e%2e%3b/x",
             "/v1/..%253b/x",
             "/v1/a%252fb",
+            "/v1/..%00/admin",
+            "/v1/%2e%2e%20/admin",
         ] {
             let error = normalize(path).expect_err(path);
             assert!(error.to_string().contains(path), "{error}");
