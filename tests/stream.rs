@@ -403,3 +403,36 @@ fn a_comment_inside_a_held_block_keeps_its_place_and_the_call_is_still_repaired(
     assert_eq!(decisions[0].outcome.status, Status::Repaired);
     assert!(out.find(": keep-alive").unwrap() < out.find("input_json_delta").unwrap(), "{out}");
 }
+
+fn with_hold_limit(max_held_bytes: usize) -> StreamOptions {
+    StreamOptions { max_held_bytes, ..StreamOptions::default() }
+}
+
+#[test]
+fn what_waits_behind_a_block_is_bounded_by_the_hold_limit() {
+    // Round 7 D1: text (or pings, or a frame that never ends) after or inside a held block may
+    // not grow the held bytes without bound: past the limit all of it goes out as it came.
+    let seed = text(&fixture("seed-malformed.sse"));
+    let text_block = |n: usize| {
+        let delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\"xxxxxxxxxxxxxxxxxxxx\"}}\n\n";
+        format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":2,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n{}event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":2}}\n\n", delta.repeat(n))
+    };
+    let after_stop = seed.find("event: message_delta").unwrap();
+    let in_block = seed.find("event: ping").unwrap();
+    let ping = "event: ping\ndata: {\"type\":\"ping\"}\n\n";
+    let endless = format!("event: content_block_delta\ndata: {}", "x".repeat(5000));
+    for (input, repaired_below_limit) in [
+        (format!("{}{}{}", &seed[..after_stop], text_block(100), &seed[after_stop..]), true),
+        (format!("{}{}{}", &seed[..in_block], ping.repeat(100), &seed[in_block..]), true),
+        (format!("{}{endless}", &seed[..in_block]), false),
+    ] {
+        for chunks in [vec![], vec![7]] {
+            let (out, decisions) = run_chunked(input.as_bytes(), &chunks, with_hold_limit(2000));
+            assert_eq!(text(&out), input, "in chunks of {chunks:?}");
+            assert!(decisions.iter().all(|d| d.outcome.status == Status::Refused), "{decisions:?}");
+        }
+        let (_, decisions) = run_chunked(input.as_bytes(), &[], with_hold_limit(1 << 20));
+        let repaired = decisions.iter().any(|d| d.outcome.status == Status::Repaired);
+        assert_eq!(repaired, repaired_below_limit, "{decisions:?}");
+    }
+}
