@@ -87,9 +87,9 @@ pub struct Config {
     /// A connection that has not sent a whole request head in this time (a partial request, or
     /// an idle keep-alive connection) is closed.
     pub header_read_timeout: Duration,
-    /// A request body not wholly received this long after its head is refused (408 before it is
-    /// forwarded, else the connection is closed): a slow-fed body must not hold its connection,
-    /// its upstream request and their file descriptors for ever.
+    /// A request body not wholly received this long after its head gets a 408 (or, when the
+    /// upstream already answered, ends its upstream request): a slow-fed body must not hold its
+    /// connection, its upstream request and their file descriptors for ever.
     pub body_read_timeout: Duration,
     /// Client connections open at once; connections above it are closed at once.
     pub max_connections: usize,
@@ -228,6 +228,18 @@ mod tests {
         assert!(config.check().is_ok());
         config.upstream = "ftp://x".into();
         assert!(config.check().unwrap_err().to_string().starts_with("upstream:"));
+    }
+
+    #[test]
+    fn a_zero_body_read_timeout_or_connection_cap_is_an_error_naming_the_key() {
+        let file: FileConfig = toml::from_str("body_read_timeout_seconds = 0\n").unwrap();
+        assert!(Config::from_file(file).check().unwrap_err().to_string().starts_with("body_read_timeout_seconds:"));
+        let file: FileConfig = toml::from_str("max_connections = 0\n").unwrap();
+        assert!(Config::from_file(file).check().unwrap_err().to_string().starts_with("max_connections:"));
+        let file: FileConfig = toml::from_str("max_connections = 3\nschema_cache_bytes = 5\n").unwrap();
+        let config = Config::from_file(file);
+        assert_eq!((config.max_connections, config.schema_cache_bytes), (3, 5));
+        assert!(config.check().is_ok());
     }
 
     #[test]
