@@ -649,3 +649,46 @@ async fn a_redirect_from_the_upstream_reaches_the_client_as_it_came() {
         assert_eq!(harness.upstream.requests().len(), 1, "the redirect was not followed ({status})");
     }
 }
+
+/// A stream calling the seed's `search` tool with `input` cut into deltas of `piece` bytes.
+fn search_call_stream(input: &str, piece: usize) -> String {
+    let frame = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let mut stream = frame(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_big", "type": "message", "role": "assistant", "model": "m", "content": [], "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    );
+    stream += &frame(
+        "content_block_start",
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_big", "name": "search", "input": {}}}),
+    );
+    for part in input.as_bytes().chunks(piece) {
+        let part = std::str::from_utf8(part).unwrap();
+        stream += &frame(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": part}}),
+        );
+    }
+    stream += &frame("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
+    stream += &frame(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 9}}),
+    );
+    stream + &frame("message_stop", json!({"type": "message_stop"}))
+}
+
+#[tokio::test]
+async fn a_large_held_input_is_repaired_off_the_worker_thread_as_it_is_inline() {
+    // Past 64 KiB held, the chunk that resolves the block is fed on the blocking pool; the
+    // client gets the same repair as for a small input.
+    let terms = "token machine payout percentage ".repeat(3000);
+    let input: &'static str =
+        Box::leak(format!("{{\"jurisdiction\": \"se\", \"terms\": {}}}", terms.trim_end()).into_boxed_str());
+    let stream: &'static str = Box::leak(search_call_stream(input, 1000).into_boxed_str());
+    let harness = start(move |_| Reply::sse(stream, 4096), |_| {}).await;
+    let (body, broke) = read_all(post_messages(&harness.proxy).await).await;
+    assert!(!broke);
+    let repaired: Value = serde_json::from_str(&assembled_tool_inputs(&body)[&0]).unwrap();
+    assert_eq!(repaired, json!({"jurisdiction": "se", "terms": [terms.trim_end()]}));
+    let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
+    assert!(metrics.contains(r#"toolmend_tool_calls_total{tool="search",outcome="repaired"} 1"#), "{metrics}");
+}

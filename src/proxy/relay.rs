@@ -40,6 +40,12 @@ pub fn relay(app: Arc<App>, upstream: reqwest::Response, context: RelayContext) 
 /// bytes before it: the pause lets the server flush them before it aborts.
 const FLUSH_BEFORE_ABORT: Duration = Duration::from_millis(50);
 
+/// Held input past which a chunk is fed to the repair on the blocking pool: a repair of a large
+/// input can take a while, and the worker thread serves other connections meanwhile.
+const FEED_ASIDE_FROM: usize = 64 << 10;
+
+type Fed = (StreamRepairer, Step, Duration);
+
 enum Phase {
     Streaming,
     /// The upstream failed: the chunks before the failure go out, then the error.
@@ -51,6 +57,8 @@ struct Relay {
     app: Arc<App>,
     context: RelayContext,
     machine: StreamRepairer,
+    /// A chunk being fed on the blocking pool, the machine with it.
+    feeding: Option<tokio::task::JoinHandle<Fed>>,
     upstream: BoxStream<'static, reqwest::Result<Bytes>>,
     ready: VecDeque<Bytes>,
     phase: Phase,
@@ -71,6 +79,7 @@ impl Relay {
             app,
             context,
             machine,
+            feeding: None,
             upstream: upstream.bytes_stream().boxed(),
             ready: VecDeque::new(),
             phase: Phase::Streaming,
@@ -81,17 +90,35 @@ impl Relay {
         }
     }
 
-    /// Runs one upstream chunk (or its end) through the repair.
+    /// Runs one upstream chunk (or its end) through the repair; a chunk that may start the
+    /// repair of a large input is fed on the blocking pool (see [`FEED_ASIDE_FROM`]).
     fn take(&mut self, chunk: Option<reqwest::Result<Bytes>>) {
-        let step = match &chunk {
+        let step = match chunk {
+            Some(Ok(bytes)) if self.machine.held_bytes() >= FEED_ASIDE_FROM => {
+                let placeholder = StreamRepairer::new(self.context.tools.clone(), StreamOptions::default());
+                let mut machine = std::mem::replace(&mut self.machine, placeholder);
+                self.feeding = Some(tokio::task::spawn_blocking(move || {
+                    let began = Instant::now();
+                    let step = machine.feed(&bytes);
+                    (machine, step, began.elapsed())
+                }));
+                return;
+            }
             Some(Ok(bytes)) => {
                 let began = Instant::now();
-                let step = self.machine.feed(bytes);
+                let step = self.machine.feed(&bytes);
                 self.overhead += began.elapsed();
-                step
+                return self.took(step, Some(Ok(())));
             }
-            Some(Err(_)) | None => self.machine.finish(),
+            Some(Err(error)) => (self.machine.finish(), Some(Err(error))),
+            None => (self.machine.finish(), None),
         };
+        self.took(step.0, step.1);
+    }
+
+    /// What a chunk gave: its frames queued for the client, its decisions reported; at the
+    /// end or an upstream error, the phase that follows.
+    fn took(&mut self, step: Step, chunk: Option<reqwest::Result<()>>) {
         self.report(&step);
         match (self.machine.is_holding(), self.hold_started) {
             (true, None) => self.hold_started = Some(Instant::now()),
@@ -103,7 +130,7 @@ impl Relay {
         }
         self.ready.extend(step.chunks);
         match chunk {
-            Some(Ok(_)) => {}
+            Some(Ok(())) => {}
             Some(Err(error)) => {
                 let error = error.without_url();
                 tracing::warn!(%error, request_id = %self.context.request_id, "upstream stream failed");
@@ -164,6 +191,25 @@ impl Stream for Relay {
             if let Some(chunk) = this.ready.pop_front() {
                 this.last_sent = Instant::now();
                 return Poll::Ready(Some(Ok(chunk)));
+            }
+            if let Some(feeding) = &mut this.feeding {
+                match std::task::ready!(Pin::new(feeding).poll(cx)) {
+                    Ok((machine, step, took)) => {
+                        this.feeding = None;
+                        this.machine = machine;
+                        this.overhead += took;
+                        this.took(step, Some(Ok(())));
+                    }
+                    // The repair panicked: the stream cannot go on as it came.
+                    Err(error) => {
+                        this.feeding = None;
+                        tracing::error!(%error, request_id = %this.context.request_id, "stream repair failed");
+                        this.phase = Phase::Done;
+                        this.record();
+                        return Poll::Ready(Some(Err(std::io::Error::other("stream repair failed"))));
+                    }
+                }
+                continue;
             }
             match &mut this.phase {
                 Phase::Done => return Poll::Ready(None),

@@ -105,6 +105,11 @@ impl StreamRepairer {
         !self.holding.is_empty() || !self.waiting.is_empty()
     }
 
+    /// Bytes held back: what a repair at the next frame may have to read.
+    pub fn held_bytes(&self) -> usize {
+        self.holding.values().map(|block| block.held_bytes).sum::<usize>() + self.waiting_bytes
+    }
+
     pub fn feed(&mut self, chunk: &[u8]) -> Step {
         let mut step = Step::default();
         if self.unread {
