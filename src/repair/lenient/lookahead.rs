@@ -306,8 +306,7 @@ impl Parser<'_> {
             return self.key_at(pos + 1, true).map(|key| key.after_colon);
         }
         let spelled = self.spelled_name_at(pos)?;
-        let declared = self.declares(spelled.name);
-        if spelled.decoration == Decoration::Weak && !declared {
+        if spelled.decoration == Decoration::Weak && !self.declares(spelled.name) {
             return None;
         }
         if spelled.colon_inside {
@@ -329,6 +328,7 @@ impl Parser<'_> {
                 let before = &self.src[..pos];
                 let assigns =
                     before.ends_with(',') || before.trim_end_matches(is_inline_blank).ends_with(is_line_break);
+                let declared = self.declares(spelled.name);
                 let listed = !decorated && assigns && !declared;
                 !listed && (scalar_ends_member(value) || word_ends_member(value) || (declared && value_follows(value)))
             }
@@ -357,7 +357,11 @@ impl Parser<'_> {
             let name = &self.src[start..end];
             name.chars().any(char::is_alphabetic).then_some((name, end))
         };
-        for (open, close, strong) in DECORATIONS.iter().filter(|(open, _, _)| rest.starts_with(open)) {
+        // Only these bytes start a decoration: most words need no look at the table.
+        let may_be_decorated =
+            matches!(first, b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | 0xC2 | 0xE2 | 0xEF);
+        let decorations = DECORATIONS.iter().filter(|_| may_be_decorated);
+        for (open, close, strong) in decorations.filter(|(open, _, _)| rest.starts_with(open)) {
             let Some((name, end)) = word(pos + open.len()) else { continue };
             let decoration = if *strong { Decoration::Strong } else { Decoration::Weak };
             let after = &self.src[end..];
@@ -380,7 +384,12 @@ impl Parser<'_> {
     fn declares(&self, name: &str) -> bool {
         let name = visible(name);
         let undashed = name.trim_start_matches('-');
-        self.declared_keys().is_some_and(|keys| keys.iter().any(|key| *key == name || *key == undashed))
+        let names = |keys: &[&str]| keys.iter().any(|key| *key == name || *key == undashed);
+        if self.frames.is_empty() {
+            self.shapes.known_keys(self.shapes.root()).is_some_and(|keys| names(&keys))
+        } else {
+            self.object_keys().is_some_and(names)
+        }
     }
 
     /// A declared word that lost its colon before a value at `pos` (`, description "clean"`,
@@ -443,31 +452,31 @@ impl Parser<'_> {
         let Some(spelled) = self.spelled_name_at(pos) else {
             return false;
         };
-        let declared = self.declares(spelled.name);
         let after = &self.src[spelled.end..];
-        match spelled.decoration {
-            Decoration::Weak if !declared => false,
-            Decoration::Plain => match colon_like_len(after) {
-                Some(len) => after[len..].starts_with(is_inline_blank) && json_value_starts(&after[len..]),
-                None => odd_colon(after).is_some_and(|(len, colon)| {
-                    let value = &after[len..];
-                    declared && colon == OddColon::Equals && (scalar_ends_member(value) || word_ends_member(value))
-                }),
-            },
-            _ => {
-                let plain = after.trim_start_matches(is_inline_blank);
-                let value = match colon_like_len(plain) {
-                    _ if spelled.colon_inside => after,
-                    Some(len) => &plain[len..],
-                    None => return false,
-                };
-                // An undeclared name before more words is prose (``use `foo`: it lists``).
-                if declared {
-                    value_follows(value)
-                } else {
-                    json_value_starts(value) || word_ends_member(value)
-                }
+        let plain = after.trim_start_matches(is_inline_blank);
+        let value = match colon_like_len(plain) {
+            _ if spelled.colon_inside => after,
+            Some(len) => &plain[len..],
+            None if spelled.decoration == Decoration::Plain && plain.starts_with('=') => {
+                // `sleep 10 timeout=600000`: `=` for a declared word before the whole value.
+                return odd_colon(after).is_some_and(|(len, _)| {
+                    (scalar_ends_member(&after[len..]) || word_ends_member(&after[len..]))
+                        && self.declares(spelled.name)
+                });
             }
+            None => return false,
+        };
+        match spelled.decoration {
+            // A name in ASCII quotes is a key the scan of the run walks both ways.
+            Decoration::Quoted => false,
+            // `fix: handle it` is prose; `timeout: 600000` a member's shape.
+            Decoration::Plain => {
+                plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value)
+            }
+            Decoration::Weak => self.declares(spelled.name) && value_follows(value),
+            // An undeclared name before more words is prose (``use `foo`: it lists``).
+            _ if self.declares(spelled.name) => value_follows(value),
+            _ => json_value_starts(value) || word_ends_member(value),
         }
     }
 
