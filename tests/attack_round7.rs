@@ -194,6 +194,10 @@ fn a_key_in_foreign_syntax_is_a_second_reading() {
             "{\"command\": npm run dev\n<parameter name=\"run_in_background\">true</parameter>}",
             "{\"command\": npm run dev</parameter><parameter name=\"run_in_background\">true}",
             "{\"command\": sleep 10 <parameter name=\"timeout\">600000</parameter>}",
+            "{\"command\": npm run dev, **`run_in_background`**: true}",
+            "{\"command\": npm run dev, @`run_in_background`: true}",
+            "{\"command\": npm run dev, <run_in_background>: true}",
+            "{\"command\": npm run dev, ~~run_in_background~~: true}",
         ],
     );
     refuses(&deploy(), &["{\"service\": web, branch=None}", "{\"service\": web, **force:** true}"]);
@@ -216,6 +220,13 @@ fn text_that_is_not_a_members_spelling_still_repairs() {
         ("{\"command\": cd web; DRY_RUN=true make}", "cd web; DRY_RUN=true make"),
         ("{\"command\": date +%H:%M}", "date +%H:%M"),
         ("{\"command\": echo caf\u{E9}\u{A0}ok}", "echo caf\u{E9}\u{A0}ok"),
+        ("{\"command\": npm run dev\nexport timeout=600000}", "npm run dev\nexport timeout=600000"),
+        ("{\"command\": npx mocha --timeout=600000}", "npx mocha --timeout=600000"),
+        ("{\"command\": jq '.[] | select(.timeout: 5)' x}", "jq '.[] | select(.timeout: 5)' x"),
+        (
+            "{\"command\": kubectl patch deploy web -p '{\"spec\": {\"timeout\": 30}}'}",
+            "kubectl patch deploy web -p '{\"spec\": {\"timeout\": 30}}'",
+        ),
     ];
     for (raw, command) in cases {
         repairs_to(&bash(), raw, json!({ "command": command }));
@@ -223,4 +234,15 @@ fn text_that_is_not_a_members_spelling_still_repairs() {
     repairs_to(&files(), "{\"files\": [a=1,b=2]}", json!({"files": ["a=1", "b=2"]}));
     repairs_to(&files(), "{\"files\": [build, dist]}", json!({"files": ["build", "dist"]}));
     repairs_to(&deploy(), "{\"service\": web-api}", json!({"service": "web-api"}));
+    // Markdown's `name`: description lines, and a call's keyword argument, are text.
+    repairs_to(
+        &write(),
+        "{\"file_path\": \"/API.md\", \"content\": - `timeout`: seconds to wait\n- `retries`: count\n}",
+        json!({"file_path": "/API.md", "content": "- `timeout`: seconds to wait\n- `retries`: count"}),
+    );
+    repairs_to(
+        &edit(),
+        "{\"file_path\": \"/a.py\", \"old_string\": f(a=1), \"new_string\": f(a=2)}",
+        json!({"file_path": "/a.py", "old_string": "f(a=1)", "new_string": "f(a=2)"}),
+    );
 }

@@ -52,10 +52,11 @@ fn ends_member(text: &str) -> bool {
     after.is_empty() || after.starts_with([',', '}', ']']) || after.starts_with(is_line_break)
 }
 
-/// One word that is a member's whole value at the start of `text` (`yes}`, `*.rs,`).
+/// One word that is a member's whole value at the start of `text` (`yes}`, `*.rs,`; not the
+/// `1` of `f(a=1)`).
 fn word_ends_member(text: &str) -> bool {
     let value = text.trim_start_matches(is_inline_blank);
-    let len = value.find(|c: char| is_blank(c) || matches!(c, ',' | '}' | ']')).unwrap_or(value.len());
+    let len = value.find(|c: char| is_blank(c) || matches!(c, ',' | '}' | ']' | ')')).unwrap_or(value.len());
     len > 0 && ends_member(&value[len..])
 }
 
@@ -131,6 +132,9 @@ const DECORATIONS: [(&str, &str, bool); 21] = [
     ("#", "", false),
     (":", "", false),
 ];
+
+/// How many decorations one inside another a key's spelling may have.
+const MAX_NESTED_DECORATIONS: usize = 2;
 
 /// How a name at a position is spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -339,6 +343,12 @@ impl Parser<'_> {
     /// A name spelled at `pos` — quoted (`"x"`, `'x'`), decorated (see [`DECORATIONS`]), or a
     /// bare word with a letter —: the name, where its spelling ends, how it is decorated.
     fn spelled_name_at(&self, pos: usize) -> Option<Spelled<'_>> {
+        self.spelled_within(pos, MAX_NESTED_DECORATIONS)
+    }
+
+    /// [`Self::spelled_name_at`] with up to `depth` decorations one inside another
+    /// (`**`dry_run`**:`, ``@`dry_run`:``).
+    fn spelled_within(&self, pos: usize, depth: usize) -> Option<Spelled<'_>> {
         let rest = &self.src[pos..];
         let first = *rest.as_bytes().first()?;
         if matches!(first, b'"' | b'\'') {
@@ -352,31 +362,35 @@ impl Parser<'_> {
                 colon_inside: false,
             });
         }
-        let word = |start: usize| {
-            let end = start + self.key_word_len(start);
-            let name = &self.src[start..end];
-            name.chars().any(char::is_alphabetic).then_some((name, end))
-        };
         // Only these bytes start a decoration: most words need no look at the table.
-        let may_be_decorated =
-            matches!(first, b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | 0xC2 | 0xE2 | 0xEF);
+        let may_be_decorated = depth > 0
+            && matches!(
+                first,
+                b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | 0xC2 | 0xE2 | 0xEF
+            );
         let decorations = DECORATIONS.iter().filter(|_| may_be_decorated);
         for (open, close, strong) in decorations.filter(|(open, _, _)| rest.starts_with(open)) {
-            let Some((name, end)) = word(pos + open.len()) else { continue };
-            let decoration = if *strong { Decoration::Strong } else { Decoration::Weak };
-            let after = &self.src[end..];
-            if after.starts_with(close) {
-                return Some(Spelled { name, end: end + close.len(), decoration, colon_inside: false });
-            }
+            let Some(inner) = self.spelled_within(pos + open.len(), depth - 1) else { continue };
+            // `{"timeout": 30}` is JSON inside text: its quoted key is the scan's to walk.
+            let decoration = match inner.decoration {
+                _ if *strong => Decoration::Strong,
+                Decoration::Plain => Decoration::Weak,
+                inner => inner,
+            };
+            let after = &self.src[inner.end..];
             // `**dry_run:**`: the colon inside the decoration.
-            let colon = colon_like_len(after).filter(|&len| !close.is_empty() && after[len..].starts_with(close));
-            if let Some(len) = colon {
-                return Some(Spelled { name, end: end + len + close.len(), decoration, colon_inside: true });
-            }
+            let colon = match colon_like_len(after) {
+                Some(len) if !inner.colon_inside && !close.is_empty() && after[len..].starts_with(close) => len,
+                _ if after.starts_with(close) => 0,
+                _ => continue,
+            };
+            let end = inner.end + colon + close.len();
+            return Some(Spelled { name: inner.name, end, decoration, colon_inside: inner.colon_inside || colon > 0 });
         }
-        let (name, end) = word(pos)?;
+        let end = pos + self.key_word_len(pos);
+        let name = &self.src[pos..end];
         let decoration = if name.chars().any(is_invisible) { Decoration::Strong } else { Decoration::Plain };
-        Some(Spelled { name, end, decoration, colon_inside: false })
+        name.chars().any(char::is_alphabetic).then_some(Spelled { name, end, decoration, colon_inside: false })
     }
 
     /// Whether the object at hand declares `name`, its invisible characters left out (and its
@@ -410,6 +424,7 @@ impl Parser<'_> {
     /// (`<parameter name="timeout">`).
     pub(super) fn key_shaped_inside(&self, start: usize, end: usize) -> bool {
         let text = &self.src[start..end];
+        let one_line = !text.contains(is_line_break);
         let mut after_separator = false;
         let mut after_blank = false;
         for (i, c) in text.char_indices() {
@@ -418,8 +433,11 @@ impl Parser<'_> {
                 return true;
             }
             let separator = matches!(c, ';' | '&' | '|' | '(');
-            let shaped = (after_separator && !separator && !is_inline_blank(c) && self.separated_key_at(at))
-                || (after_blank && !after_separator && self.mid_line_key_at(at));
+            // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
+            let name_starts = !matches!(c, '.' | '$');
+            let shaped = name_starts
+                && ((after_separator && !separator && !is_inline_blank(c) && self.separated_key_at(at))
+                    || (after_blank && !after_separator && self.mid_line_key_at(at, one_line)));
             if shaped {
                 return true;
             }
@@ -445,10 +463,11 @@ impl Parser<'_> {
             && value_follows(&after[1..])
     }
 
-    /// A member's shape mid-line, after a blank: a decorated name and a colon before a scalar
-    /// or a word that ends the member (before any value, for a declared name); a plain word, a colon, a blank and a scalar; a
-    /// declared word and `=` before the member's whole value (`sleep 10 timeout=600000`).
-    fn mid_line_key_at(&self, pos: usize) -> bool {
+    /// A member's shape mid-line, after a blank: a decorated name and a colon before any value
+    /// for a declared name, before a scalar (or, in a one-line value, a word that ends the
+    /// member) for another; a plain word, a colon, a blank and a scalar. (`=` mid-line is a
+    /// shell's: `export timeout=5`, `--timeout=5`.)
+    fn mid_line_key_at(&self, pos: usize, one_line: bool) -> bool {
         let Some(spelled) = self.spelled_name_at(pos) else {
             return false;
         };
@@ -457,13 +476,6 @@ impl Parser<'_> {
         let value = match colon_like_len(plain) {
             _ if spelled.colon_inside => after,
             Some(len) => &plain[len..],
-            None if spelled.decoration == Decoration::Plain && plain.starts_with('=') => {
-                // `sleep 10 timeout=600000`: `=` for a declared word before the whole value.
-                return odd_colon(after).is_some_and(|(len, _)| {
-                    (scalar_ends_member(&after[len..]) || word_ends_member(&after[len..]))
-                        && self.declares(spelled.name)
-                });
-            }
             None => return false,
         };
         match spelled.decoration {
@@ -474,9 +486,10 @@ impl Parser<'_> {
                 plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value)
             }
             Decoration::Weak => self.declares(spelled.name) && value_follows(value),
-            // An undeclared name before more words is prose (``use `foo`: it lists``).
             _ if self.declares(spelled.name) => value_follows(value),
-            _ => json_value_starts(value) || word_ends_member(value),
+            // An undeclared name before more words, or in Markdown lines, is prose
+            // (``use `foo`: it lists``, ``- `retries`: count``).
+            _ => json_value_starts(value) || (one_line && word_ends_member(value)),
         }
     }
 
