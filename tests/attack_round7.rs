@@ -246,3 +246,28 @@ fn text_that_is_not_a_members_spelling_still_repairs() {
         json!({"file_path": "/a.py", "old_string": "f(a=1)", "new_string": "f(a=2)"}),
     );
 }
+
+/// Round 6's L1: inside a quoted stretch on one line no key is looked for, as the scan of the
+/// run looks for none; a key outside the quotes is still a second reading.
+#[test]
+fn a_key_inside_shell_quotes_is_text_and_one_outside_is_not() {
+    let cases = [
+        "git commit -m \"fix: handle timeout: 0 case\"",
+        "echo 'x; timeout: 5'",
+        "echo \"npm run dev, run_in_background: true\"",
+        "echo \"a;dry_run:yes\" done",
+    ];
+    for command in cases {
+        repairs_to(&bash(), &format!("{{\"command\": {command}}}"), json!({ "command": command }));
+    }
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": git commit -m \"wip\" ;dry_run:yes}",
+            "{\"command\": echo \"a\" run_in_background\u{2236} true}",
+            "{\"command\": echo 'a' timeout: 600000}",
+            "{\"command\": echo \"a\"; `dry_run`: yes}",
+            "{\"command\": npm run dev\", \"\"run_in_background\": true}",
+        ],
+    );
+}

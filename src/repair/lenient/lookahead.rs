@@ -427,10 +427,17 @@ impl Parser<'_> {
         let one_line = !text.contains(is_line_break);
         let mut after_separator = false;
         let mut after_blank = false;
-        for (i, c) in text.char_indices() {
+        let mut i = 0;
+        while let Some(c) = text[i..].chars().next() {
             let at = start + i;
             if c == '<' && self.declared_parameter_at(at) {
                 return true;
+            }
+            // Inside a quoted stretch on one line (`git commit -m "fix: timeout: 0"`), as for
+            // the scan of the run, no key is looked for.
+            if let Some(after) = matches!(c, '"' | '\'').then(|| self.text_quote_at(at, start)).flatten() {
+                (i, after_separator, after_blank) = (after.min(end) - start, false, false);
+                continue;
             }
             let separator = matches!(c, ';' | '&' | '|' | '(');
             // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
@@ -443,6 +450,7 @@ impl Parser<'_> {
             }
             after_separator = separator || (after_separator && is_inline_blank(c));
             after_blank = is_inline_blank(c);
+            i += c.len_utf8();
         }
         false
     }
@@ -693,6 +701,14 @@ impl Parser<'_> {
             return None;
         }
         Some(close + 1)
+    }
+
+    /// A quoted stretch of text at `at` (see [`Self::quoted_stretch`]), where it ends. A quote
+    /// right before `, key` opens none: it may close the value (`npm run dev", ""dry_run": true`).
+    pub(super) fn text_quote_at(&self, at: usize, run_start: usize) -> Option<usize> {
+        let comma_key_follows = self.src.as_bytes().get(at + 1) == Some(&b',')
+            && self.key_in_text_at(self.skip_blank(at + 2), Spot::Comma).is_some();
+        self.quoted_stretch(at, run_start).filter(|_| !comma_key_follows)
     }
 
     /// Whether the root object may start again at the `{` at `pos`: one of its quoted keys

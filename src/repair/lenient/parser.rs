@@ -312,11 +312,6 @@ impl<'s> Parser<'s> {
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
     }
 
-    /// Whether a comma and then a key follow at `pos` right away (`", "timeout": 5`).
-    fn comma_key_follows(&self, pos: usize) -> bool {
-        self.byte(pos) == Some(b',') && self.key_in_text_at(self.skip_blank(pos + 1), Spot::Comma).is_some()
-    }
-
     /// Whether the `}` left from `pos` on are fewer than the objects open: one was lost. The
     /// count is kept from the last call, as the parse moves forward.
     fn too_few_closers_from(&mut self, pos: usize) -> bool {
@@ -924,10 +919,8 @@ impl<'s> Parser<'s> {
             let byte = bytes[i];
             match byte {
                 b'"' | b'\'' => {
-                    // A quoted stretch is text: no bracket or terminator inside it counts. A
-                    // quote right before `, key` opens none: it may close the value
-                    // (`npm run dev", ""run_in_background": true`).
-                    if let Some(after) = self.quoted_stretch(i, start).filter(|_| !self.comma_key_follows(i + 1)) {
+                    // A quoted stretch is text: no bracket or terminator inside it counts.
+                    if let Some(after) = self.text_quote_at(i, start) {
                         i = after;
                         continue;
                     }
