@@ -424,6 +424,10 @@ impl Parser<'_> {
     /// (`<parameter name="timeout">`).
     pub(super) fn key_shaped_inside(&self, start: usize, end: usize) -> bool {
         let text = &self.src[start..end];
+        // Every shape looked for holds `:`, `=`, `<` or a colon look-alike (not ASCII).
+        if !text.bytes().any(|b| matches!(b, b':' | b'=' | b'<') || !b.is_ascii()) {
+            return false;
+        }
         let one_line = !text.contains(is_line_break);
         let mut after_separator = false;
         let mut after_blank = false;
@@ -442,8 +446,9 @@ impl Parser<'_> {
             let separator = matches!(c, ';' | '&' | '|' | '(');
             // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
             let name_starts = !matches!(c, '.' | '$');
-            let shaped = name_starts
-                && ((after_separator && !separator && !is_inline_blank(c) && self.separated_key_at(at))
+            let word_starts = name_starts && !separator && !is_inline_blank(c);
+            let shaped = word_starts
+                && ((after_separator && self.separated_key_at(at))
                     || (after_blank && !after_separator && self.mid_line_key_at(at, one_line)));
             if shaped {
                 return true;
@@ -679,8 +684,8 @@ impl Parser<'_> {
     pub(super) fn skip_blank(&self, mut pos: usize) -> usize {
         while pos < self.src.len() {
             let rest = &self.src[pos..];
-            let blank = rest.chars().next().filter(|&c| is_blank(c)).map(char::len_utf8);
-            match lexeme::whitespace_len(rest).or(blank) {
+            let blank = || rest.chars().next().filter(|&c| is_blank(c)).map(char::len_utf8);
+            match lexeme::whitespace_len(rest).or_else(blank) {
                 Some(len) => pos += len,
                 None => break,
             }
