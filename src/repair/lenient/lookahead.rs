@@ -5,6 +5,7 @@ use super::parser::{FrameKind, Parser};
 use super::unicode::{colon_like_len, is_blank, is_colon_like, is_inline_blank, is_invisible, is_line_break, visible};
 use super::wrapper;
 use crate::repair::lexeme;
+use std::cell::OnceCell;
 
 /// Longest quoted key a look ahead will scan for.
 const MAX_KEY_LOOKAHEAD: usize = 256;
@@ -424,15 +425,26 @@ impl Parser<'_> {
     /// (`<parameter name="timeout">`).
     pub(super) fn key_shaped_inside(&self, start: usize, end: usize) -> bool {
         let text = &self.src[start..end];
+        let bytes = text.as_bytes();
         // Every shape looked for holds `:`, `=`, `<` or a colon look-alike (not ASCII).
-        if !text.bytes().any(|b| matches!(b, b':' | b'=' | b'<') || !b.is_ascii()) {
+        if !bytes.iter().any(|&b| matches!(b, b':' | b'=' | b'<') || !b.is_ascii()) {
             return false;
         }
-        let one_line = !text.contains(is_line_break);
+        let one_line = OnceCell::new();
+        let one_line = || *one_line.get_or_init(|| !text.contains(is_line_break));
         let mut after_separator = false;
         let mut after_blank = false;
         let mut i = 0;
-        while let Some(c) = text[i..].chars().next() {
+        while i < bytes.len() {
+            if !after_separator && !after_blank {
+                // Up to the next blank, separator, quote or `<` nothing is looked at.
+                let special = |b: &u8| matches!(b, b' ' | b'\t' | b';' | b'&' | b'|' | b'(' | b'"' | b'\'' | b'<');
+                match bytes[i..].iter().position(|b| special(b) || !b.is_ascii()) {
+                    Some(skip) => i += skip,
+                    None => break,
+                }
+            }
+            let Some(c) = text[i..].chars().next() else { break };
             let at = start + i;
             if c == '<' && self.declared_parameter_at(at) {
                 return true;
@@ -445,11 +457,10 @@ impl Parser<'_> {
             }
             let separator = matches!(c, ';' | '&' | '|' | '(');
             // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
-            let name_starts = !matches!(c, '.' | '$');
-            let word_starts = name_starts && !separator && !is_inline_blank(c);
+            let word_starts = !matches!(c, '.' | '$') && !separator && !is_inline_blank(c);
             let shaped = word_starts
                 && ((after_separator && self.separated_key_at(at))
-                    || (after_blank && !after_separator && self.mid_line_key_at(at, one_line)));
+                    || (after_blank && !after_separator && self.mid_line_key_at(at, &one_line)));
             if shaped {
                 return true;
             }
@@ -480,7 +491,7 @@ impl Parser<'_> {
     /// for a declared name, before a scalar (or, in a one-line value, a word that ends the
     /// member) for another; a plain word, a colon, a blank and a scalar. (`=` mid-line is a
     /// shell's: `export timeout=5`, `--timeout=5`.)
-    fn mid_line_key_at(&self, pos: usize, one_line: bool) -> bool {
+    fn mid_line_key_at(&self, pos: usize, one_line: &dyn Fn() -> bool) -> bool {
         let Some(spelled) = self.spelled_name_at(pos) else {
             return false;
         };
@@ -502,7 +513,7 @@ impl Parser<'_> {
             _ if self.declares(spelled.name) => value_follows(value),
             // An undeclared name before more words, or in Markdown lines, is prose
             // (``use `foo`: it lists``, ``- `retries`: count``).
-            _ => json_value_starts(value) || (one_line && word_ends_member(value)),
+            _ => json_value_starts(value) || (word_ends_member(value) && one_line()),
         }
     }
 
