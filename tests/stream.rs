@@ -299,3 +299,140 @@ fn a_message_delta_naming_no_stop_reason_releases_the_held_block_unchanged() {
         }
     }
 }
+
+/// The seed's malformed call with `frame` placed after its input delta that ends in `after`.
+fn seed_with_frame_after(after: &str, frame: &str) -> String {
+    let recorded = text(&fixture("seed-malformed.sse"));
+    let delta = recorded.find(after).unwrap();
+    let at = delta + recorded[delta..].find("\n\n").unwrap() + 2;
+    format!("{}{frame}{}", &recorded[..at], &recorded[at..])
+}
+
+fn delta_frame(name: &str, kind: &str, index: u64, partial_json: &str) -> String {
+    let data =
+        json!({"type": kind, "index": index, "delta": {"type": "input_json_delta", "partial_json": partial_json}});
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+#[test]
+fn a_frame_whose_name_and_type_disagree_releases_the_held_block_unchanged() {
+    // Round 7 S1: the SDKs pass a frame on by its name and read it by its `type`: a delta typed
+    // `ping` is dropped by the client, a stop typed as a delta is applied as one. toolmend must
+    // neither take the first one's text as input nor end the block at the second one.
+    for frame in [
+        delta_frame("content_block_delta", "ping", 1, "; echo INJECTED"),
+        delta_frame("content_block_delta", "content_block_stop", 1, "; echo INJECTED"),
+        delta_frame("content_block_stop", "content_block_delta", 1, "/cache"),
+        delta_frame("content_block_delta", "content_block_delta", 7, "x"),
+        delta_frame("message_start", "content_block_delta", 1, "x"),
+        delta_frame("content_block_delta_v2", "content_block_delta", 1, "x"),
+        "event: content_block_delta\ndata: {}\n\n".to_string(),
+    ] {
+        let input = seed_with_frame_after("\"se\\\", \\\"ter", &frame);
+        let (out, decisions) = run(input.as_bytes());
+        assert_eq!(text(&out), input, "{frame}");
+        assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{frame}: {decisions:?}");
+    }
+}
+
+#[test]
+fn a_frame_that_is_not_utf8_inside_a_held_block_never_overtakes_it() {
+    // Round 7 S2: the CLI decodes such a frame leniently and applies its delta.
+    let input = seed_with_frame_after("\"se\\\", \\\"ter", "");
+    let at = input.find("event: ping").unwrap();
+    let mut bytes = input.as_bytes()[..at].to_vec();
+    bytes.extend_from_slice(b"event: content_block_delta\n: \xff\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"x\"}}\n\n");
+    bytes.extend_from_slice(&input.as_bytes()[at..]);
+    let (out, decisions) = run(&bytes);
+    assert_eq!(out, bytes);
+    assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{decisions:?}");
+}
+
+#[test]
+fn a_stop_reason_is_read_only_from_a_frame_typed_message_delta() {
+    // Round 7 S1b: a `message_delta` typed `ping` (which clients drop) naming `tool_use` before
+    // the real `max_tokens` must not lift the truncation guard.
+    let cut =
+        text(&fixture("seed-malformed.sse")).replace("\"stop_reason\":\"tool_use\"", "\"stop_reason\":\"max_tokens\"");
+    let spoof = "event: message_delta\ndata: {\"type\":\"ping\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n";
+    let at = cut.find("event: message_delta").unwrap();
+    let input = format!("{}{spoof}{}", &cut[..at], &cut[at..]);
+    let (out, decisions) = run(input.as_bytes());
+    assert_eq!(text(&out), input);
+    assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{decisions:?}");
+}
+
+#[test]
+fn frames_inside_a_held_block_keep_their_place_in_a_valid_stream() {
+    // Round 7 V1, S3: a comment, an unknown event, another block's delta, another block's start
+    // or the same index opened again inside a held block: the stream comes out byte for byte.
+    let valid = text(&fixture("valid-tool.sse"));
+    let first_delta =
+        valid.find("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1").unwrap();
+    let at = first_delta + valid[first_delta..].find("\n\n").unwrap() + 2;
+    let text_delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n";
+    let start = |index: u64, kind: &str| {
+        let block = if kind == "tool_use" {
+            json!({"type": "tool_use", "id": "toolu_b", "name": "search", "input": {}})
+        } else {
+            json!({"type": kind, "text": ""})
+        };
+        format!(
+            "event: content_block_start\ndata: {}\n\n",
+            json!({"type": "content_block_start", "index": index, "content_block": block})
+        )
+    };
+    for frame in [
+        ": a comment\n\n".to_string(),
+        "event: future_event\ndata: {\"type\":\"future_event\"}\n\n".to_string(),
+        text_delta.to_string(),
+        start(2, "text"),
+        start(1, "tool_use"),
+    ] {
+        let input = format!("{}{frame}{}", &valid[..at], &valid[at..]);
+        let (out, _) = run(input.as_bytes());
+        assert_eq!(text(&out), input, "{frame}");
+    }
+}
+
+#[test]
+fn a_comment_inside_a_held_block_keeps_its_place_and_the_call_is_still_repaired() {
+    let input = seed_with_frame_after("\"se\\\", \\\"ter", ": keep-alive\n\n");
+    let (out, decisions) = run(input.as_bytes());
+    let out = text(&out);
+    assert_eq!(decisions[0].outcome.status, Status::Repaired);
+    assert!(out.find(": keep-alive").unwrap() < out.find("input_json_delta").unwrap(), "{out}");
+}
+
+fn with_hold_limit(max_held_bytes: usize) -> StreamOptions {
+    StreamOptions { max_held_bytes, ..StreamOptions::default() }
+}
+
+#[test]
+fn what_waits_behind_a_block_is_bounded_by_the_hold_limit() {
+    // Round 7 D1: text (or pings, or a frame that never ends) after or inside a held block may
+    // not grow the held bytes without bound: past the limit all of it goes out as it came.
+    let seed = text(&fixture("seed-malformed.sse"));
+    let text_block = |n: usize| {
+        let delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\"xxxxxxxxxxxxxxxxxxxx\"}}\n\n";
+        format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":2,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n{}event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":2}}\n\n", delta.repeat(n))
+    };
+    let after_stop = seed.find("event: message_delta").unwrap();
+    let in_block = seed.find("event: ping").unwrap();
+    let ping = "event: ping\ndata: {\"type\":\"ping\"}\n\n";
+    let endless = format!("event: content_block_delta\ndata: {}", "x".repeat(5000));
+    for (input, repaired_below_limit) in [
+        (format!("{}{}{}", &seed[..after_stop], text_block(100), &seed[after_stop..]), true),
+        (format!("{}{}{}", &seed[..in_block], ping.repeat(100), &seed[in_block..]), true),
+        (format!("{}{endless}", &seed[..in_block]), false),
+    ] {
+        for chunks in [vec![], vec![7]] {
+            let (out, decisions) = run_chunked(input.as_bytes(), &chunks, with_hold_limit(2000));
+            assert_eq!(text(&out), input, "in chunks of {chunks:?}");
+            assert!(decisions.iter().all(|d| d.outcome.status == Status::Refused), "{decisions:?}");
+        }
+        let (_, decisions) = run_chunked(input.as_bytes(), &[], with_hold_limit(1 << 20));
+        let repaired = decisions.iter().any(|d| d.outcome.status == Status::Repaired);
+        assert_eq!(repaired, repaired_below_limit, "{decisions:?}");
+    }
+}

@@ -70,7 +70,7 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     // only the `tools` text is read, and a catalog seen before is one lookup.
     let learn = async {
         let tools = received.await.ok().flatten().filter(|_| is_messages)?;
-        let catalog = app.schemas.catalog_for_text(std::str::from_utf8(&tools).ok()?)?;
+        let catalog = app.schemas.catalog_for_text(&tools)?;
         Some((catalog, tools))
     };
     let mut learn = std::pin::pin!(learn);

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 type Entries = HashMap<u64, Vec<(Value, Arc<ToolSchema>)>>;
 type TextEntries = HashMap<String, Result<Arc<ToolSchema>, SchemaError>>;
-type Catalogs = HashMap<u64, Vec<(Box<str>, Option<Arc<ToolCatalog>>)>>;
+type Catalogs = HashMap<u64, Vec<(Box<[u8]>, Option<Arc<ToolCatalog>>)>>;
 
 /// Distinct `tools` arrays kept (each holds its text, tens of KB for Claude Code).
 const CATALOG_CAPACITY: usize = 64;
@@ -36,15 +36,16 @@ impl SchemaCache {
     }
 
     /// The catalog of a `tools` array given as its JSON text; `None` when the text is not an
-    /// array or names no tool with a schema. Built on first sight of the exact text.
-    pub fn catalog_for_text(&self, tools: &str) -> Option<Arc<ToolCatalog>> {
+    /// array (or not UTF-8) or names no tool with a schema. Built on first sight of the exact
+    /// text, which is compared as bytes (a repeated text is not validated as UTF-8 again).
+    pub fn catalog_for_text(&self, tools: &[u8]) -> Option<Arc<ToolCatalog>> {
         let key = sampled_hash(tools);
         if let Some(bucket) = self.catalogs.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             if let Some((_, found)) = bucket.iter().find(|(text, _)| **text == *tools) {
                 return found.clone();
             }
         }
-        let built = serde_json::from_str::<Value>(tools).ok().and_then(|value| {
+        let built = serde_json::from_slice::<Value>(tools).ok().and_then(|value| {
             let list = value.as_array().and_then(|_| tool_list(&value))?;
             let mut catalog = ToolCatalog::default();
             catalog.add_all(list, Some(self));
@@ -137,9 +138,8 @@ fn content_hash(value: &Value) -> u64 {
 
 /// A hash of a `tools` text's length and its two ends, not of all its tens of KB: the lookup
 /// compares the whole text anyway, so texts that share a sample only share a bucket.
-fn sampled_hash(text: &str) -> u64 {
+fn sampled_hash(bytes: &[u8]) -> u64 {
     const SAMPLE: usize = 512;
-    let bytes = text.as_bytes();
     let mut hasher = DefaultHasher::new();
     bytes.len().hash(&mut hasher);
     bytes[..bytes.len().min(SAMPLE)].hash(&mut hasher);
@@ -166,15 +166,17 @@ mod tests {
     fn a_tools_array_seen_again_gives_the_same_catalog_and_malformed_ones_none() {
         let cache = SchemaCache::new(8);
         let tools = r#"[{"name": "a", "input_schema": {"type": "object"}}, {"name": "b"}]"#;
-        let first = cache.catalog_for_text(tools).unwrap();
-        assert!(Arc::ptr_eq(&first, &cache.catalog_for_text(tools).unwrap()));
+        let first = cache.catalog_for_text(tools.as_bytes()).unwrap();
+        assert!(Arc::ptr_eq(&first, &cache.catalog_for_text(tools.as_bytes()).unwrap()));
         assert!(matches!(first.get("a"), Some(Ok(_))));
         assert_eq!(first.len(), 1, "a tool without a schema is not in the catalog");
         let spaced = r#"[{"name": "a",  "input_schema": {"type": "object"}}]"#;
-        assert!(!Arc::ptr_eq(&first, &cache.catalog_for_text(spaced).unwrap()), "keyed by the exact text");
+        assert!(!Arc::ptr_eq(&first, &cache.catalog_for_text(spaced.as_bytes()).unwrap()), "keyed by the exact text");
         for malformed in [r#"{"name": "a", "input_schema": {}}"#, r#"[1, "x"]"#, "[]", "[{\"name\": "] {
-            assert!(cache.catalog_for_text(malformed).is_none(), "{malformed}");
+            assert!(cache.catalog_for_text(malformed.as_bytes()).is_none(), "{malformed}");
         }
+        let not_utf8 = b"[{\"name\": \"a\xff\", \"input_schema\": {\"type\": \"object\"}}]";
+        assert!(cache.catalog_for_text(not_utf8).is_none(), "a name that is not UTF-8");
     }
 
     #[test]
@@ -188,13 +190,13 @@ mod tests {
         };
         let (strings, numbers) = (tools("string"), tools("number"));
         assert_eq!(strings.len(), numbers.len());
-        let first = cache.catalog_for_text(&strings).unwrap();
-        let second = cache.catalog_for_text(&numbers).unwrap();
+        let first = cache.catalog_for_text(strings.as_bytes()).unwrap();
+        let second = cache.catalog_for_text(numbers.as_bytes()).unwrap();
         assert!(!Arc::ptr_eq(&first, &second));
         let valid = |catalog: &ToolCatalog| {
             catalog.get("a").unwrap().as_ref().unwrap().first_violation(&json!({"x": "s"})).is_none()
         };
         assert!(valid(&first) && !valid(&second));
-        assert!(Arc::ptr_eq(&second, &cache.catalog_for_text(&numbers).unwrap()));
+        assert!(Arc::ptr_eq(&second, &cache.catalog_for_text(numbers.as_bytes()).unwrap()));
     }
 }

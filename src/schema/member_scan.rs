@@ -15,9 +15,7 @@ enum State {
     /// After `,`: a key.
     Key,
     /// Inside a key's string.
-    InKey {
-        escaped: bool,
-    },
+    InKey,
     /// After a key: `:`.
     Colon,
     /// After `:`: the value's first byte.
@@ -103,21 +101,22 @@ impl MemberScanner {
                     self.state = match byte {
                         b'"' => {
                             self.key.clear();
-                            State::InKey { escaped: false }
+                            State::InKey
                         }
                         // `{}` has no member, and `{"a": 1,}` breaks the framing.
                         _ => State::Failed,
                     }
                 }
-                State::InKey { escaped } => {
-                    if !escaped && byte == b'"' {
-                        self.key_matches = self.key == self.name;
-                        self.state = State::Colon;
-                    } else {
-                        if self.key.len() <= self.name.len() {
-                            self.key.push(byte);
-                        }
-                        self.state = State::InKey { escaped: !escaped && byte == b'\\' };
+                // An escaped key may spell the member for the upstream's parser (see
+                // `top_level_member`): the scan gives up.
+                State::InKey if byte == b'\\' => self.state = State::Failed,
+                State::InKey if byte == b'"' => {
+                    self.key_matches = self.key == self.name;
+                    self.state = State::Colon;
+                }
+                State::InKey => {
+                    if self.key.len() <= self.name.len() {
+                        self.key.push(byte);
                     }
                 }
                 State::Colon => self.state = if byte == b':' { State::Value } else { State::Failed },
@@ -184,6 +183,17 @@ impl MemberScanner {
             i += 1;
         }
         self.offset += chunk.len();
+    }
+
+    /// The first byte of the body read so far that the member's span may still need: the
+    /// start of the member's value once it began; `None` when no byte read so far is needed
+    /// (so the caller may let go of them).
+    pub fn needed_from(&self) -> Option<usize> {
+        if let Some(found) = &self.found {
+            return Some(found.start);
+        }
+        let in_value = matches!(self.state, State::InString { .. } | State::InContainer | State::InScalar);
+        (self.key_matches && in_value).then_some(self.value_start)
     }
 
     fn value_ended(&mut self, end: usize) -> State {

@@ -3,7 +3,7 @@
 
 mod cache;
 mod catalog;
-mod member;
+pub(crate) mod member;
 pub mod member_scan;
 mod shape;
 pub mod strict;

@@ -25,10 +25,25 @@ impl WireFormat {
 /// The event carrying text, thinking and tool input pieces: read only while input is held.
 pub const DELTA_EVENT: &str = "content_block_delta";
 
+/// The events a client dispatches by their name and then reads by their data's `type`: a frame
+/// whose name and `type` disagree means one thing to one reader and another to the next.
+const MESSAGES_EVENTS: [&str; 8] = [
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    DELTA_EVENT,
+    "content_block_stop",
+    "ping",
+    "error",
+];
+
 /// What one frame means to the repair.
 #[derive(Debug, PartialEq)]
 pub enum Event<'a> {
     Ping,
+    /// A frame with neither an event name nor data (comments only): no client dispatches it.
+    Comment,
     /// A content block opens; `tool` is set for a tool call.
     BlockStart {
         index: u64,
@@ -54,8 +69,10 @@ pub enum Event<'a> {
     End,
     /// Not a Messages event this repair reads: it passes through.
     Other,
-    /// A Messages event whose data cannot be read (JSON that serde_json rejects, such as a
-    /// surrogate pair split over two deltas). Nothing may overtake the frames held before it.
+    /// A frame whose meaning is not certain: data that cannot be read (JSON that serde_json
+    /// rejects, such as a surrogate pair split over two deltas), a frame that is not UTF-8, an
+    /// event whose data names another event's `type`. Nothing may overtake the frames held
+    /// before it, and nothing held is repaired across it.
     Unreadable,
 }
 
@@ -65,36 +82,77 @@ pub struct ToolUse<'a> {
     pub name: Cow<'a, str>,
 }
 
-/// Reads a frame's event and the fields the repair needs.
+/// Reads a frame's event and the fields the repair needs. The data's `type` must be the
+/// event's name: the SDKs pass a frame on by its name and then read it by its `type`.
 pub fn read<'a>(frame: &'a Frame<'a>) -> Event<'a> {
-    let data = frame.data.as_deref().unwrap_or("");
-    let event = match frame.event {
-        Some("ping") => return Event::Ping,
-        Some("error" | "message_stop") => return Event::End,
-        Some("content_block_start") => serde_json::from_str(data).map(|start: BlockStart| Event::BlockStart {
-            index: start.index,
-            tool: (start.content_block.kind == "tool_use")
-                .then_some(ToolUse { id: start.content_block.id, name: start.content_block.name }),
-        }),
-        Some(DELTA_EVENT) => serde_json::from_str(data).map(|delta: BlockDelta| match delta.delta {
-            Delta { kind, partial_json: Some(partial_json) } if kind == "input_json_delta" => {
-                Event::InputDelta { index: delta.index, partial_json }
-            }
-            Delta { kind, .. } if kind == "input_json_delta" => Event::Unreadable,
-            _ => Event::OtherDelta { index: delta.index },
-        }),
-        Some("content_block_stop") => {
-            serde_json::from_str(data).map(|stop: BlockStop| Event::BlockStop { index: stop.index })
-        }
-        Some("message_delta") => serde_json::from_str(data)
-            .map(|delta: MessageDelta| Event::MessageDelta { stop_reason: delta.delta.stop_reason }),
-        _ => return Event::Other,
+    if frame.not_utf8 {
+        return Event::Unreadable;
+    }
+    let data = frame.data.as_deref();
+    let Some(name) = frame.event else {
+        return match data {
+            None => Event::Comment,
+            Some(data) => foreign(data),
+        };
     };
-    event.unwrap_or(Event::Unreadable)
+    let data = data.unwrap_or("");
+    let event = match name {
+        "ping" => return typed_as(data, name, Event::Ping),
+        "error" | "message_stop" => return typed_as(data, name, Event::End),
+        "message_start" => return typed_as(data, name, Event::Other),
+        "content_block_start" => serde_json::from_str(data).map(|start: BlockStart| {
+            (start.kind == name).then(|| Event::BlockStart {
+                index: start.index,
+                tool: (start.content_block.kind == "tool_use")
+                    .then_some(ToolUse { id: start.content_block.id, name: start.content_block.name }),
+            })
+        }),
+        DELTA_EVENT => serde_json::from_str(data).map(|delta: BlockDelta| {
+            (delta.kind == name).then(|| match delta.delta {
+                Delta { kind, partial_json: Some(partial_json) } if kind == "input_json_delta" => {
+                    Event::InputDelta { index: delta.index, partial_json }
+                }
+                Delta { kind, .. } if kind == "input_json_delta" => Event::Unreadable,
+                _ => Event::OtherDelta { index: delta.index },
+            })
+        }),
+        "content_block_stop" => serde_json::from_str(data)
+            .map(|stop: BlockStop| (stop.kind == name).then_some(Event::BlockStop { index: stop.index })),
+        "message_delta" => serde_json::from_str(data).map(|delta: MessageDelta| {
+            (delta.kind == name).then_some(Event::MessageDelta { stop_reason: delta.delta.stop_reason })
+        }),
+        _ => return foreign(data),
+    };
+    event.ok().flatten().unwrap_or(Event::Unreadable)
+}
+
+/// `event` for a frame whose data is not read, unless its data names another event's `type`.
+fn typed_as<'a>(data: &str, name: &str, event: Event<'a>) -> Event<'a> {
+    match serde_json::from_str::<Typed>(data) {
+        Ok(Typed { kind: Some(kind) }) if kind != name => Event::Unreadable,
+        _ => event,
+    }
+}
+
+/// A frame under a name this repair does not know (or none): passed through, unless its data
+/// is typed as a Messages event, which some clients read by that `type`.
+fn foreign(data: &str) -> Event<'static> {
+    match serde_json::from_str::<Typed>(data) {
+        Ok(Typed { kind: Some(kind) }) if MESSAGES_EVENTS.contains(&kind.as_ref()) => Event::Unreadable,
+        _ => Event::Other,
+    }
+}
+
+#[derive(Deserialize)]
+struct Typed<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct BlockStart<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
     #[serde(default)]
     index: u64,
     #[serde(borrow)]
@@ -113,6 +171,8 @@ struct ContentBlock<'a> {
 
 #[derive(Deserialize)]
 struct BlockDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
     #[serde(default)]
     index: u64,
     #[serde(borrow)]
@@ -128,13 +188,17 @@ struct Delta<'a> {
 }
 
 #[derive(Deserialize)]
-struct BlockStop {
+struct BlockStop<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
     #[serde(default)]
     index: u64,
 }
 
 #[derive(Deserialize)]
 struct MessageDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
     #[serde(borrow)]
     delta: StopReason<'a>,
 }
@@ -181,34 +245,72 @@ mod tests {
     fn events_are_read_from_their_fields_and_unreadable_ones_are_named() {
         for (raw, expected) in [
             (
-                "event: content_block_start\ndata: {\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":{}}}\n\n",
+                "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":{}}}\n\n",
                 "BlockStart { index: 1, tool: Some(ToolUse { id: \"t\", name: \"n\" }) }",
             ),
             (
-                "event: content_block_start\ndata: {\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+                "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
                 "BlockStart { index: 0, tool: None }",
             ),
             (
-                "event: content_block_delta\ndata: {\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\"\"}}\n\n",
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\"\"}}\n\n",
                 "InputDelta { index: 1, partial_json: \"{\\\"a\\\"\" }",
             ),
-            ("event: content_block_delta\ndata: {\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n", "OtherDelta { index: 0 }"),
             (
-                "event: content_block_delta\ndata: {\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\ud83d\"}}\n\n",
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n",
+                "OtherDelta { index: 0 }",
+            ),
+            (
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\ud83d\"}}\n\n",
                 "Unreadable",
             ),
-            ("event: content_block_delta\ndata: {\"index\":1,\"delta\":{\"type\":\"input_json_delta\"}}\n\n", "Unreadable"),
-            ("event: content_block_stop\ndata: {\"index\":\n\n", "Unreadable"),
-            ("event: content_block_stop\rdata: {\"index\":2}\r\r", "BlockStop { index: 2 }"),
             (
-                "event: message_delta\ndata: {\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{}}\n\n",
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\"}}\n\n",
+                "Unreadable",
+            ),
+            ("event: content_block_stop\ndata: {\"index\":\n\n", "Unreadable"),
+            ("event: content_block_stop\rdata: {\"type\":\"content_block_stop\",\"index\":2}\r\r", "BlockStop { index: 2 }"),
+            (
+                "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{}}\n\n",
                 "MessageDelta { stop_reason: Some(\"tool_use\") }",
             ),
+            ("event: ping\ndata: {\"type\": \"ping\"}\n\n", "Ping"),
             ("event: ping\ndata: {}\n\n", "Ping"),
-            ("event: message_stop\ndata: {}\n\n", "End"),
+            ("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", "End"),
             ("event: future_event\ndata: {\n\n", "Other"),
+            ("event: future_event\ndata: {\"type\":\"future_event\"}\n\n", "Other"),
+            (": a comment\n\n", "Comment"),
+            ("data: {\"type\":\"text\"}\n\n", "Other"),
         ] {
             assert_eq!(event_of(raw), expected, "{raw}");
         }
+    }
+
+    #[test]
+    fn a_frame_whose_name_and_type_disagree_is_unreadable() {
+        let delta = r#"{"type":"TYPE","index":0,"delta":{"type":"input_json_delta","partial_json":"x"}}"#;
+        for (name, kind) in [
+            ("content_block_delta", "ping"),
+            ("content_block_delta", "content_block_stop"),
+            ("content_block_stop", "content_block_delta"),
+            ("message_delta", "ping"),
+            ("ping", "content_block_delta"),
+            ("message_start", "content_block_delta"),
+            ("message_stop", "content_block_delta"),
+            ("content_block_delta_v2", "content_block_delta"),
+        ] {
+            let raw = format!("event: {name}\ndata: {}\n\n", delta.replace("TYPE", kind));
+            assert_eq!(event_of(&raw), "Unreadable", "{raw}");
+        }
+        let untyped = "event: content_block_delta\ndata: {\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"x\"}}\n\n";
+        assert_eq!(event_of(untyped), "Unreadable", "a delta with no type is read by no client");
+        let unnamed = format!("data: {}\n\n", delta.replace("TYPE", "content_block_delta"));
+        assert_eq!(event_of(&unnamed), "Unreadable");
+        let spoofed = "event: message_delta\ndata: {\"type\":\"ping\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n";
+        assert_eq!(event_of(spoofed), "Unreadable", "a stop reason only from a message_delta");
+        assert_eq!(
+            format!("{:?}", read(&parse_frame(b"event: content_block_delta\n: \xff\ndata: {}\n\n"))),
+            "Unreadable"
+        );
     }
 }

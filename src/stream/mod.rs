@@ -80,6 +80,10 @@ pub struct StreamRepairer {
     passing: BTreeMap<u64, HeldBlock>,
     /// Output queued behind an unresolved block; empty when nothing waits.
     waiting: Vec<Segment>,
+    /// Bytes in `waiting`, bounded by the hold limit.
+    waiting_bytes: usize,
+    /// A frame outgrew the hold limit: the rest of the stream passes through unread.
+    unread: bool,
 }
 
 impl StreamRepairer {
@@ -91,6 +95,8 @@ impl StreamRepairer {
             holding: BTreeMap::new(),
             passing: BTreeMap::new(),
             waiting: Vec::new(),
+            waiting_bytes: 0,
+            unread: false,
         }
     }
 
@@ -100,11 +106,31 @@ impl StreamRepairer {
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Step {
+        let mut step = Step::default();
+        if self.unread {
+            step.chunks.push(Bytes::copy_from_slice(chunk));
+            return step;
+        }
         let mut frames = Vec::new();
         self.splitter.push(chunk, &mut frames);
-        let mut step = Step::default();
         for frame in frames {
             self.frame(frame, &mut step);
+            if self.waiting_bytes > self.options.max_held_bytes {
+                // What waits for the stop reason (a block and the frames behind it) is bounded
+                // too: past the limit it goes out as it came.
+                self.flush_unchanged(
+                    &mut step,
+                    RefusalCode::TooLarge,
+                    "over the hold limit while waiting for the stop reason",
+                );
+            }
+        }
+        if self.splitter.buffered() > self.options.max_held_bytes {
+            // A frame that does not end within the hold limit is not read: what was held goes
+            // out as it came, then the frame so far, then the rest of the stream as it comes.
+            self.flush_unchanged(&mut step, RefusalCode::TooLarge, "a frame over the hold limit");
+            step.chunks.push(self.splitter.take_rest());
+            self.unread = true;
         }
         step
     }
@@ -121,6 +147,9 @@ impl StreamRepairer {
     }
 
     fn emit(&mut self, bytes: Bytes, step: &mut Step) {
+        if !self.waiting.is_empty() {
+            self.waiting_bytes += bytes.len();
+        }
         match self.waiting.last_mut() {
             None => step.chunks.push(bytes),
             Some(Segment::Chunks(queued)) => queued.push(bytes),
@@ -134,11 +163,23 @@ impl StreamRepairer {
         if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() && self.passing.is_empty() {
             return self.emit(raw.clone(), step);
         }
-        match messages::read(&frame) {
-            Event::Ping => match self.holding.values_mut().next_back() {
-                Some(block) => {
+        let event = messages::read(&frame);
+        if self.interrupts_held_block(&event) {
+            // Something else happens inside the held block (another block, an event this repair
+            // does not read): the block goes out as it came, before it, so nothing overtakes it.
+            self.flush_unchanged(step, RefusalCode::Syntax, "another frame came inside the tool block");
+        }
+        match event {
+            Event::Ping | Event::Comment => match self.holding.values_mut().next_back() {
+                Some(block) if block.held_bytes + raw.len() <= self.options.max_held_bytes => {
+                    block.held_bytes += raw.len();
                     block.frames.push(raw.clone());
                     block.extras.push(raw.clone());
+                }
+                // Pings past the hold limit: the block goes out as it came, the ping after it.
+                Some(_) => {
+                    self.flush_unchanged(step, RefusalCode::TooLarge, "pings over the hold limit");
+                    self.emit(raw.clone(), step);
                 }
                 None => self.emit(raw.clone(), step),
             },
@@ -201,6 +242,7 @@ impl StreamRepairer {
                 } else {
                     // Not JSON, or JSON that breaks the schema: it waits for the stop reason, then
                     // is repaired (a lossless coercion) or goes out as it came (refused, invalid).
+                    self.waiting_bytes += block.held_bytes + raw.len();
                     self.waiting.push(Segment::Awaiting(block, raw.clone()));
                 }
             }
@@ -239,6 +281,27 @@ impl StreamRepairer {
         }
     }
 
+    /// Whether `event` is not part of the block being held (or passing through): a block
+    /// opening while one is open (another block, or its index used again), another block's
+    /// delta or stop, an event this repair does not read. The real API streams one block at a
+    /// time, so a held block ends before anything else but a ping comes.
+    fn interrupts_held_block(&self, event: &Event<'_>) -> bool {
+        let open = |index: &u64| self.holding.contains_key(index) || self.passing.contains_key(index);
+        if self.holding.is_empty() && self.passing.is_empty() {
+            return false;
+        }
+        match event {
+            Event::Ping | Event::Comment | Event::MessageDelta { .. } | Event::End | Event::Unreadable => false,
+            Event::InputDelta { index, .. } | Event::BlockStop { index } => !open(index),
+            Event::BlockStart { .. } | Event::OtherDelta { .. } | Event::Other => true,
+        }
+    }
+
+    fn take_waiting(&mut self) -> Vec<Segment> {
+        self.waiting_bytes = 0;
+        std::mem::take(&mut self.waiting)
+    }
+
     fn over_hold_limit(&self) -> Refusal {
         Refusal::new(
             RefusalCode::TooLarge,
@@ -268,7 +331,7 @@ impl StreamRepairer {
     /// With the stop reason known, every waiting block is repaired or released unchanged.
     fn resolve(&mut self, stop_reason: String, step: &mut Step) {
         let options = RepairOptions { stop_reason: Some(stop_reason.clone()), ..self.options.repair.clone() };
-        for segment in std::mem::take(&mut self.waiting) {
+        for segment in self.take_waiting() {
             match segment {
                 Segment::Chunks(chunks) => step.chunks.extend(chunks),
                 Segment::Awaiting(block, stop_frame) => {
@@ -301,7 +364,7 @@ impl StreamRepairer {
     /// Everything held goes out exactly as it came, in order.
     fn flush_unchanged(&mut self, step: &mut Step, code: RefusalCode, why: &str) {
         self.report_passing(step);
-        for segment in std::mem::take(&mut self.waiting) {
+        for segment in self.take_waiting() {
             match segment {
                 Segment::Chunks(chunks) => step.chunks.extend(chunks),
                 Segment::Awaiting(block, stop_frame) => {

@@ -83,10 +83,14 @@ impl FrameSplitter {
 pub struct Frame<'a> {
     pub event: Option<&'a str>,
     pub data: Option<Cow<'a, str>>,
+    /// The frame is not UTF-8: clients decode it leniently, so what it means to them is unknown.
+    pub not_utf8: bool,
 }
 
 pub fn parse_frame(raw: &[u8]) -> Frame<'_> {
-    let text = std::str::from_utf8(raw).unwrap_or("");
+    let Ok(text) = std::str::from_utf8(raw) else {
+        return Frame { event: None, data: None, not_utf8: true };
+    };
     let mut event = None;
     let mut data: Option<Cow<'_, str>> = None;
     for line in lines(text) {
@@ -105,7 +109,7 @@ pub fn parse_frame(raw: &[u8]) -> Frame<'_> {
             _ => {}
         }
     }
-    Frame { event, data }
+    Frame { event, data, not_utf8: false }
 }
 
 /// The lines of `text`, each ended by `\r\n`, `\n` or `\r`.
