@@ -2,8 +2,10 @@
 //! the object may be dropped. Each look is bounded so the whole parse stays linear.
 
 use super::parser::{FrameKind, Parser};
+use super::unicode::{colon_like_len, is_blank, is_colon_like, is_inline_blank, is_invisible, is_line_break, visible};
 use super::wrapper;
 use crate::repair::lexeme;
+use std::cell::OnceCell;
 
 /// Longest quoted key a look ahead will scan for.
 const MAX_KEY_LOOKAHEAD: usize = 256;
@@ -22,35 +24,140 @@ pub(super) struct KeyAt {
     pub readable: bool,
 }
 
-/// Characters of a key word: letters, digits, `_ - $ .`, and the invisible ones.
+/// Characters of a key word: letters, digits, `_ - $ .`, and the invisible ones; no colon
+/// look-alike, though `\u{02D0}` is a letter.
 fn is_key_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.') || is_invisible(c)
+    (c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.') || is_invisible(c)) && !is_colon_like(c)
 }
 
-/// A character a reader cannot see (`time\u{200B}out` reads as `timeout`): part of a key word.
-pub(super) fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{AD}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+/// `True`, `False`, `None`: Python's literals, a literal-looking value too.
+fn python_literal_len(text: &str) -> Option<usize> {
+    ["True", "False", "None"].iter().find(|literal| text.starts_with(**literal)).map(|literal| literal.len())
 }
 
 /// A JSON scalar that is a member's whole value at the start of `text`: `true`, `600000`,
 /// `"x"`, then the member's end (`FOO=1 npm test` is a shell assignment, not a member).
 pub(super) fn scalar_ends_member(text: &str) -> bool {
-    let value = text.trim_start_matches([' ', '\t']);
+    let value = text.trim_start_matches(is_inline_blank);
     let len = match value.strip_prefix('"') {
         Some(body) => body.find(['"', '\n']).filter(|&close| body[close..].starts_with('"')).map(|close| close + 2),
-        None => lexeme::literal_len(value).or_else(|| lexeme::number_len(value)),
+        None => lexeme::literal_len(value).or_else(|| python_literal_len(value)).or_else(|| lexeme::number_len(value)),
     };
-    len.is_some_and(|len| {
-        let after = value[len..].trim_start_matches([' ', '\t', '\r']);
-        after.is_empty() || after.starts_with([',', '}', ']', '\n'])
-    })
+    len.is_some_and(|len| ends_member(&value[len..]))
 }
 
-/// A colon spelled another way right at the start of `text` (`::`, `=`, the full-width `：`)
-/// before a scalar that ends the member: its length (`FOO=bar npm test` has none).
-fn odd_colon_len(text: &str) -> Option<usize> {
-    let len = ["::", "=", "："].iter().find(|colon| text.starts_with(**colon))?.len();
-    scalar_ends_member(&text[len..]).then_some(len)
+/// Whether a member ends at the start of `text`: blanks, then the end, a comma, a closer or a
+/// line break.
+fn ends_member(text: &str) -> bool {
+    let after = text.trim_start_matches(is_inline_blank);
+    after.is_empty() || after.starts_with([',', '}', ']']) || after.starts_with(is_line_break)
+}
+
+/// One word that is a member's whole value at the start of `text` (`yes}`, `*.rs,`; not the
+/// `1` of `f(a=1)`).
+fn word_ends_member(text: &str) -> bool {
+    let value = text.trim_start_matches(is_inline_blank);
+    let len = value.find(|c: char| is_blank(c) || matches!(c, ',' | '}' | ']' | ')')).unwrap_or(value.len());
+    len > 0 && ends_member(&value[len..])
+}
+
+/// Whether a value starts in `text`, after blanks on the same line: anything but the end, a
+/// comma or a closer.
+fn value_follows(text: &str) -> bool {
+    let value = text.trim_start_matches(is_inline_blank);
+    value.chars().next().is_some_and(|c| !is_line_break(c) && !matches!(c, ',' | '}' | ']'))
+}
+
+/// A JSON scalar starting a value at the start of `text` (`true`, `5 s`, `"x"`, `True`): a
+/// member's shape more than text's after a plain word mid-line (`fix: handle it` stays text).
+fn json_value_starts(text: &str) -> bool {
+    let value = text.trim_start_matches(is_inline_blank);
+    let literal = lexeme::literal_len(value).or_else(|| python_literal_len(value));
+    literal.is_some_and(|len| !value[len..].starts_with(char::is_alphanumeric))
+        || value.starts_with(|c: char| c.is_ascii_digit() || c == '"')
+            && value.split_whitespace().next().is_some_and(|token| {
+                token.starts_with('"') || token.trim_end_matches([',', ';', ')']).parse::<f64>().is_ok()
+            })
+}
+
+/// A colon spelled another way at the start of `text` (the member grammar cannot read it):
+/// its length and kind.
+fn odd_colon(text: &str) -> Option<(usize, OddColon)> {
+    if text.starts_with("::") {
+        return Some((2, OddColon::Double));
+    }
+    if let Some(len) = colon_like_len(text).filter(|_| !text.starts_with(':')) {
+        return Some((len, OddColon::LookAlike));
+    }
+    // `key = v`, `key => v`, `key == v`: an assignment or a Ruby pair.
+    let blanks = text.len() - text.trim_start_matches(is_inline_blank).len();
+    let equals = ["=>", "==", "="].iter().find(|op| text[blanks..].starts_with(**op))?;
+    Some((blanks + equals.len(), OddColon::Equals))
+}
+
+/// How an odd colon is spelled, which says what value makes it a member's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OddColon {
+    /// `key::v`: any value.
+    Double,
+    /// `key\u{2236} v`, `key\u{FF1A}v`: any value.
+    LookAlike,
+    /// `key=v`: a shell assignment too (`FOO=1 npm test`), so a member's only before one word
+    /// or a scalar that ends the member, or for a declared name.
+    Equals,
+}
+
+/// What prose or other syntaxes put around a key: an opening, a closing, and whether it marks
+/// a key whatever its name (strong) or only a declared one (brackets, `#`, `~~`, `<…>`, Ruby's
+/// `:`, an object's `{`: code and shell text use them too).
+const DECORATIONS: [(&str, &str, bool); 21] = [
+    ("**", "**", true),
+    ("*", "*", true),
+    ("`", "`", true),
+    ("@", "", true),
+    ("\u{201C}", "\u{201D}", true),
+    ("\u{201C}", "\u{201C}", true),
+    ("\u{201D}", "\u{201D}", true),
+    ("\u{2018}", "\u{2019}", true),
+    ("\u{FF02}", "\u{FF02}", true),
+    ("\u{FF07}", "\u{FF07}", true),
+    ("\u{AB}", "\u{BB}", true),
+    ("\u{201E}", "\u{201C}", true),
+    ("\u{201E}", "\u{201D}", true),
+    ("~~", "~~", false),
+    ("[", "]", false),
+    ("(", ")", false),
+    ("<", ">", false),
+    ("{", "", false),
+    ("[", "", false),
+    ("#", "", false),
+    (":", "", false),
+];
+
+/// How many decorations one inside another a key's spelling may have.
+const MAX_NESTED_DECORATIONS: usize = 2;
+
+/// How a name at a position is spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decoration {
+    /// A bare word.
+    Plain,
+    /// In ASCII quotes.
+    Quoted,
+    /// A decoration that marks a key whatever its name, or an invisible character inside it.
+    Strong,
+    /// A decoration that marks only a declared name.
+    Weak,
+}
+
+/// A name spelled at a position (see [`Parser::spelled_name_at`]).
+struct Spelled<'s> {
+    name: &'s str,
+    /// Where the spelling ends (past a closing decoration).
+    end: usize,
+    decoration: Decoration,
+    /// The colon is inside the decoration (`**key:**`): the spelling ends past it.
+    colon_inside: bool,
 }
 
 /// Where in bare text a key is looked for.
@@ -162,8 +269,7 @@ impl Parser<'_> {
             |after_colon, quoted, colon| Some(KeyAt { after_colon, strong: false, quoted, colon, readable: true });
         if let Some(&quote @ (b'"' | b'\'')) = bytes.get(pos) {
             let close = pos + 1 + memchr::memchr2(quote, b'\n', bytes.get(pos + 1..)?)?;
-            let name = &self.src[pos + 1..close];
-            let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
+            let declared = self.declares(&self.src[pos + 1..close]);
             let value = self.skip_blank(close + 1);
             let value_starts =
                 value > close + 1 && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
@@ -174,7 +280,7 @@ impl Parser<'_> {
         let len = self.key_word_len(pos);
         let has_letter = self.src[pos..pos + len].chars().any(char::is_alphabetic);
         let colon = self.skip_blank(pos + len);
-        let spaced_colon = colon == pos + len || !self.src[pos + len..colon].contains('\n');
+        let spaced_colon = colon == pos + len || !self.src[pos + len..colon].contains(is_line_break);
         // `a::b`, a scheme's `://`, a drive letter's `C:\` or `C:/`; `cwd:/repo` may be a key.
         let tail = &self.src[colon..];
         let starts_path = tail.starts_with("::")
@@ -184,12 +290,7 @@ impl Parser<'_> {
             return weak(colon + 1, false, true);
         }
         // `, description "clean"`, `, timeout 600000`: a declared word that lost its colon.
-        let name = &self.src[pos..pos + len];
-        let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
-        let value = self.skip_blank(pos + len);
-        let value_starts =
-            value > pos + len && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
-        (at_boundary && declared && value_starts).then(|| weak(value, false, false))?
+        self.lost_colon_at(pos).filter(|_| at_boundary).and_then(|value| weak(value, false, false))
     }
 
     /// The length of a key word at `pos` (possibly 0).
@@ -199,54 +300,234 @@ impl Parser<'_> {
     }
 
     /// A member's shape at `pos` that the member grammar cannot read: a name quoted twice
-    /// (`""dry_run": true`), decorated as in prose (`@dry_run:`, `` `dry_run`: ``,
-    /// `**dry_run**:`), or followed by a colon spelled another way (`dry_run::true`,
-    /// `"timeout"=600000`, `dry_run=true`). Where its colon ends.
+    /// (`""dry_run": true`), decorated as in prose or other syntaxes (`@dry_run:`,
+    /// `` `dry_run`: ``, `**dry_run:**`, `“dry_run”:`, `[dry_run]:` for a declared name),
+    /// with an invisible character inside, or followed by a colon spelled another way
+    /// (`dry_run::yes`, `dry_run\u{2236} true`, `"timeout"=600000`, `dry_run=yes`). Any value
+    /// may follow, a bare word too, but for `=` (see [`OddColon::Equals`]). Where its colon ends.
     pub(super) fn unreadable_key_at(&self, pos: usize) -> Option<usize> {
         let rest = &self.src[pos..];
         if rest.starts_with("\"\"") || rest.starts_with("''") {
             return self.key_at(pos + 1, true).map(|key| key.after_colon);
         }
-        let (name, name_end, decorated) = self.spelled_name_at(pos)?;
-        let after = &self.src[name_end..];
-        let plain = after.trim_start_matches([' ', '\t']);
-        if decorated && plain.starts_with([':', '：']) {
-            let colon = self.src.len() - plain.len();
-            return Some(colon + plain.chars().next().map_or(1, char::len_utf8));
+        let spelled = self.spelled_name_at(pos)?;
+        if spelled.decoration == Decoration::Weak && !self.declares(spelled.name) {
+            return None;
         }
-        // `--set a=1,b=2` right after a comma, `A=1` on a line of a heredoc or a script: `=`
-        // there is an assignment unless the name is a declared key.
-        let len = odd_colon_len(after)?;
-        let before = &self.src[..pos];
-        let assigns = before.ends_with(',') || before.trim_end_matches([' ', '\t']).ends_with(['\n', '\r']);
-        let listed = after.starts_with('=')
-            && !decorated
-            && assigns
-            && !self.declared_keys().is_some_and(|keys| keys.contains(&name));
-        (!listed).then_some(name_end + len)
+        if spelled.colon_inside {
+            return Some(spelled.end);
+        }
+        let decorated = matches!(spelled.decoration, Decoration::Strong | Decoration::Weak);
+        let after = &self.src[spelled.end..];
+        let plain = after.trim_start_matches(is_inline_blank);
+        if let Some(len) = colon_like_len(plain).filter(|_| decorated) {
+            return Some(self.src.len() - plain.len() + len);
+        }
+        let (len, colon) = odd_colon(after)?;
+        let value = &after[len..];
+        let member = match colon {
+            OddColon::Double | OddColon::LookAlike => value_follows(value),
+            OddColon::Equals => {
+                // `--set a=1,b=2` right after a comma, `A=1` on a line of a heredoc or a
+                // script: `=` there is an assignment unless the name is a declared key.
+                let before = &self.src[..pos];
+                let assigns =
+                    before.ends_with(',') || before.trim_end_matches(is_inline_blank).ends_with(is_line_break);
+                let declared = self.declares(spelled.name);
+                let listed = !decorated && assigns && !declared;
+                !listed && (scalar_ends_member(value) || word_ends_member(value) || (declared && value_follows(value)))
+            }
+        };
+        member.then_some(spelled.end + len)
     }
 
-    /// A name spelled at `pos` — quoted (`"x"`, `'x'`), decorated (`@x`, `` `x` ``, `**x**`,
-    /// `*x*`) or a bare word with a letter —: the name, where its spelling ends, and whether
-    /// it is decorated.
-    fn spelled_name_at(&self, pos: usize) -> Option<(&str, usize, bool)> {
+    /// A name spelled at `pos` — quoted (`"x"`, `'x'`), decorated (see [`DECORATIONS`]), or a
+    /// bare word with a letter —: the name, where its spelling ends, how it is decorated.
+    fn spelled_name_at(&self, pos: usize) -> Option<Spelled<'_>> {
+        self.spelled_within(pos, MAX_NESTED_DECORATIONS)
+    }
+
+    /// [`Self::spelled_name_at`] with up to `depth` decorations one inside another
+    /// (`**`dry_run`**:`, ``@`dry_run`:``).
+    fn spelled_within(&self, pos: usize, depth: usize) -> Option<Spelled<'_>> {
         let rest = &self.src[pos..];
         let first = *rest.as_bytes().first()?;
         if matches!(first, b'"' | b'\'') {
             let close = pos + 1 + memchr::memchr2(first, b'\n', &rest.as_bytes()[1..])?;
-            return (self.src.as_bytes()[close] == first).then(|| (&self.src[pos + 1..close], close + 1, false));
+            let name = &self.src[pos + 1..close];
+            let decoration = if name.chars().any(is_invisible) { Decoration::Strong } else { Decoration::Quoted };
+            return (self.src.as_bytes()[close] == first).then_some(Spelled {
+                name,
+                end: close + 1,
+                decoration,
+                colon_inside: false,
+            });
         }
-        let decoration =
-            [("**", "**"), ("*", "*"), ("`", "`"), ("@", "")].into_iter().find(|(open, _)| rest.starts_with(open));
-        let (open, close) = decoration.unwrap_or(("", ""));
-        let start = pos + open.len();
-        let end = start + self.key_word_len(start);
-        let name = &self.src[start..end];
-        (name.chars().any(char::is_alphabetic) && self.src[end..].starts_with(close)).then_some((
-            name,
-            end + close.len(),
-            decoration.is_some(),
-        ))
+        // Only these bytes start a decoration: most words need no look at the table.
+        let may_be_decorated = depth > 0
+            && matches!(
+                first,
+                b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | 0xC2 | 0xE2 | 0xEF
+            );
+        let decorations = DECORATIONS.iter().filter(|_| may_be_decorated);
+        for (open, close, strong) in decorations.filter(|(open, _, _)| rest.starts_with(open)) {
+            let Some(inner) = self.spelled_within(pos + open.len(), depth - 1) else { continue };
+            // `{"timeout": 30}` is JSON inside text: its quoted key is the scan's to walk.
+            let decoration = match inner.decoration {
+                _ if *strong => Decoration::Strong,
+                Decoration::Plain => Decoration::Weak,
+                inner => inner,
+            };
+            let after = &self.src[inner.end..];
+            // `**dry_run:**`: the colon inside the decoration.
+            let colon = match colon_like_len(after) {
+                Some(len) if !inner.colon_inside && !close.is_empty() && after[len..].starts_with(close) => len,
+                _ if after.starts_with(close) => 0,
+                _ => continue,
+            };
+            let end = inner.end + colon + close.len();
+            return Some(Spelled { name: inner.name, end, decoration, colon_inside: inner.colon_inside || colon > 0 });
+        }
+        let end = pos + self.key_word_len(pos);
+        let name = &self.src[pos..end];
+        let decoration = if name.chars().any(is_invisible) { Decoration::Strong } else { Decoration::Plain };
+        name.chars().any(char::is_alphabetic).then_some(Spelled { name, end, decoration, colon_inside: false })
+    }
+
+    /// Whether the object at hand declares `name`, its invisible characters left out (and its
+    /// leading dashes: `--dry_run` names `dry_run`).
+    fn declares(&self, name: &str) -> bool {
+        let name = visible(name);
+        let undashed = name.trim_start_matches('-');
+        let names = |keys: &[&str]| keys.iter().any(|key| *key == name || *key == undashed);
+        if self.frames.is_empty() {
+            self.shapes.known_keys(self.shapes.root()).is_some_and(|keys| names(&keys))
+        } else {
+            self.object_keys().is_some_and(names)
+        }
+    }
+
+    /// A declared word that lost its colon before a value at `pos` (`, description "clean"`,
+    /// `, timeout 600000`, `[build, force true]`): where the value starts.
+    pub(super) fn lost_colon_at(&self, pos: usize) -> Option<usize> {
+        let bytes = self.src.as_bytes();
+        let len = self.key_word_len(pos);
+        let value = self.skip_blank(pos + len);
+        let value_starts =
+            value > pos + len && bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
+        (len > 0 && value_starts && self.declares(&self.src[pos..pos + len])).then_some(value)
+    }
+
+    /// Whether the bare text from `start` to `end` holds a member's shape where the scan of a
+    /// run does not look: after a shell separator (`dist;dry_run:yes`, `a && dry_run: true`),
+    /// mid-line after a blank (`sleep 10 timeout: 600000`, ``TODO `glob`: *.rs``,
+    /// `npm run dev {run_in_background: true}`), or in Claude's own XML
+    /// (`<parameter name="timeout">`).
+    pub(super) fn key_shaped_inside(&self, start: usize, end: usize) -> bool {
+        let text = &self.src[start..end];
+        let bytes = text.as_bytes();
+        // Every shape looked for holds `:`, `=`, `<` or a colon look-alike (not ASCII).
+        if !bytes.iter().any(|&b| matches!(b, b':' | b'=' | b'<') || !b.is_ascii()) {
+            return false;
+        }
+        let one_line = OnceCell::new();
+        let one_line = || *one_line.get_or_init(|| !text.contains(is_line_break));
+        let mut after_separator = false;
+        let mut after_blank = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            if !after_separator && !after_blank {
+                // Up to the next blank, separator, quote or `<` nothing is looked at.
+                let special = |b: &u8| matches!(b, b' ' | b'\t' | b';' | b'&' | b'|' | b'(' | b'"' | b'\'' | b'<');
+                match bytes[i..].iter().position(|b| special(b) || !b.is_ascii()) {
+                    Some(skip) => i += skip,
+                    None => break,
+                }
+            }
+            let Some(c) = text[i..].chars().next() else { break };
+            let at = start + i;
+            if c == '<' && self.declared_parameter_at(at) {
+                return true;
+            }
+            // Inside a quoted stretch on one line (`git commit -m "fix: timeout: 0"`), as for
+            // the scan of the run, no key is looked for.
+            if let Some(after) = matches!(c, '"' | '\'').then(|| self.text_quote_at(at, start)).flatten() {
+                (i, after_separator, after_blank) = (after.min(end) - start, false, false);
+                continue;
+            }
+            let separator = matches!(c, ';' | '&' | '|' | '(');
+            // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
+            let word_starts = !matches!(c, '.' | '$') && !separator && !is_inline_blank(c);
+            let shaped = word_starts
+                && ((after_separator && self.separated_key_at(at))
+                    || (after_blank && !after_separator && self.mid_line_key_at(at, &one_line)));
+            if shaped {
+                return true;
+            }
+            after_separator = separator || (after_separator && is_inline_blank(c));
+            after_blank = is_inline_blank(c);
+            i += c.len_utf8();
+        }
+        false
+    }
+
+    /// A member's shape right after a shell separator: an unreadable spelling, or a word, `:`
+    /// and any value that starts no path (`host:/x`, `a::b`, `C:\`).
+    fn separated_key_at(&self, pos: usize) -> bool {
+        if self.unreadable_key_at(pos).is_some() {
+            return true;
+        }
+        let len = self.key_word_len(pos);
+        let after = &self.src[pos + len..];
+        let starts_path = after.starts_with("::") || after.starts_with(":/") || (len == 1 && after.starts_with(":\\"));
+        len > 0
+            && self.src[pos..pos + len].chars().any(char::is_alphabetic)
+            && after.starts_with(':')
+            && !starts_path
+            && value_follows(&after[1..])
+    }
+
+    /// A member's shape mid-line, after a blank: a decorated name and a colon before any value
+    /// for a declared name, before a scalar (or, in a one-line value, a word that ends the
+    /// member) for another; a plain word, a colon, a blank and a scalar. (`=` mid-line is a
+    /// shell's: `export timeout=5`, `--timeout=5`.)
+    fn mid_line_key_at(&self, pos: usize, one_line: &dyn Fn() -> bool) -> bool {
+        let Some(spelled) = self.spelled_name_at(pos) else {
+            return false;
+        };
+        let after = &self.src[spelled.end..];
+        let plain = after.trim_start_matches(is_inline_blank);
+        let value = match colon_like_len(plain) {
+            _ if spelled.colon_inside => after,
+            Some(len) => &plain[len..],
+            None => return false,
+        };
+        match spelled.decoration {
+            // A name in ASCII quotes is a key the scan of the run walks both ways.
+            Decoration::Quoted => false,
+            // `fix: handle it` is prose; `timeout: 600000` a member's shape.
+            Decoration::Plain => {
+                plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value)
+            }
+            Decoration::Weak => self.declares(spelled.name) && value_follows(value),
+            _ if self.declares(spelled.name) => value_follows(value),
+            // An undeclared name before more words, or in Markdown lines, is prose
+            // (``use `foo`: it lists``, ``- `retries`: count``).
+            _ => json_value_starts(value) || (word_ends_member(value) && one_line()),
+        }
+    }
+
+    /// `<parameter name="key">` at `pos`, naming a declared key: Claude's own syntax for a
+    /// tool call's argument, leaked into a value.
+    fn declared_parameter_at(&self, pos: usize) -> bool {
+        let Some(rest) = self.src[pos..].strip_prefix("<parameter name=") else {
+            return false;
+        };
+        let Some(quote @ ('"' | '\'')) = rest.chars().next() else {
+            return false;
+        };
+        let body = &rest[1..];
+        body.find(quote).is_some_and(|close| body[close + 1..].starts_with('>') && self.declares(&body[..close]))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:
@@ -413,7 +694,9 @@ impl Parser<'_> {
     /// choice of its own, never skipped silently.
     pub(super) fn skip_blank(&self, mut pos: usize) -> usize {
         while pos < self.src.len() {
-            match lexeme::whitespace_len(&self.src[pos..]) {
+            let rest = &self.src[pos..];
+            let blank = || rest.chars().next().filter(|&c| is_blank(c)).map(char::len_utf8);
+            match lexeme::whitespace_len(rest).or_else(blank) {
                 Some(len) => pos += len,
                 None => break,
             }
@@ -434,6 +717,14 @@ impl Parser<'_> {
             return None;
         }
         Some(close + 1)
+    }
+
+    /// A quoted stretch of text at `at` (see [`Self::quoted_stretch`]), where it ends. A quote
+    /// right before `, key` opens none: it may close the value (`npm run dev", ""dry_run": true`).
+    pub(super) fn text_quote_at(&self, at: usize, run_start: usize) -> Option<usize> {
+        let comma_key_follows = self.src.as_bytes().get(at + 1) == Some(&b',')
+            && self.key_in_text_at(self.skip_blank(at + 2), Spot::Comma).is_some();
+        self.quoted_stretch(at, run_start).filter(|_| !comma_key_follows)
     }
 
     /// Whether the root object may start again at the `{` at `pos`: one of its quoted keys

@@ -10,6 +10,7 @@ mod parser;
 mod production;
 mod string;
 mod tree;
+mod unicode;
 mod wrapper;
 
 pub use choices::Choices;

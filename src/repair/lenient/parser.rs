@@ -5,9 +5,10 @@
 use super::brackets::Brackets;
 use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::comments::CommentFinder;
-use super::lookahead::{is_closer, is_invisible, scalar_ends_member, Spot};
+use super::lookahead::{is_closer, Spot};
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
+use super::unicode::{is_blank, is_line_break};
 use super::wrapper::{self, Opened};
 use super::SyntaxError;
 use crate::repair::edit::{Edit, EditKind};
@@ -133,58 +134,6 @@ fn has_escape(text: &str, letters: &[u8], skip_escaped: bool) -> bool {
             && (bytes[i + 1] != b'u'
                 || bytes.get(i + 2..i + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
     })
-}
-
-/// What prose puts around a key (`@dry_run`, `` `dry_run` ``, `**dry_run**`).
-const KEY_DECORATIONS: [char; 3] = ['@', '`', '*'];
-
-/// A character of a key word inside text: a letter, a digit, `_`, `-`, or an invisible one.
-fn is_text_key_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-') || is_invisible(c)
-}
-
-/// Whether unquoted `text` holds, after `;`, `&`, `|` or `(`, a word followed by `: ` or by `:`
-/// and a whole scalar — a member's shape (`rm -rf dist; dry_run: true`, `dist;dry_run:true`).
-fn key_shaped_after_separator(text: &str) -> bool {
-    text.match_indices([';', '&', '|', '(']).any(|(at, sep)| {
-        let rest = text[at + sep.len()..].trim_start_matches([' ', '\t', '&', '|']);
-        // `; @dry_run: true`, ``; `dry_run`: true``: a key decorated as in prose.
-        let rest = rest.trim_start_matches(KEY_DECORATIONS);
-        let len = rest.find(|c: char| !is_text_key_char(c)).unwrap_or(rest.len());
-        let after = rest[len..].trim_start_matches(KEY_DECORATIONS);
-        len > 0
-            && rest[..len].chars().any(char::is_alphabetic)
-            && after.starts_with(':')
-            && !after.starts_with("::")
-            && !after.starts_with(":/")
-            && (after[1..].starts_with([' ', '\t', '"', '\'', '{', '[']) || scalar_ends_member(&after[1..]))
-    })
-}
-
-/// Whether unquoted `text` holds, after a blank, a word, a colon (`:` or the full-width `：`),
-/// a blank and a JSON scalar — `dry_run: true`, `timeout: 600000`, `mode: "x"` — a member's
-/// shape more than text's (`fix: handle it` stays text).
-fn key_and_json_value_inside(text: &str) -> bool {
-    text.match_indices([':', '：']).any(|(at, colon)| {
-        let before = text[..at].trim_end_matches(KEY_DECORATIONS);
-        let word_start =
-            before.char_indices().rev().find(|(_, c)| !is_text_key_char(*c)).map_or(0, |(i, c)| i + c.len_utf8());
-        let word = &before[word_start..];
-        let after_blank = before[..word_start].trim_end_matches(KEY_DECORATIONS).ends_with([' ', '\t']);
-        let value = text[at + colon.len()..].strip_prefix([' ', '\t']).unwrap_or("").trim_start();
-        let scalar = ["true", "false", "null"].iter().any(|literal| {
-            value.strip_prefix(literal).is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric()))
-        }) || value.starts_with(|c: char| c.is_ascii_digit() || c == '"')
-            && value.split_whitespace().next().is_some_and(|token| {
-                token.starts_with('"') || token.trim_end_matches([',', ';', ')']).parse::<f64>().is_ok()
-            });
-        after_blank && word.chars().any(char::is_alphabetic) && scalar
-    })
-}
-
-/// The length of a Unicode line break other than `\n` and `\r` at the start of `text`.
-fn unicode_line_break_len(text: &str) -> Option<usize> {
-    ["\u{85}", "\u{2028}", "\u{2029}"].iter().find(|b| text.starts_with(*b)).map(|b| b.len())
 }
 
 /// Text `side` the object that is not a recognized wrapper: it may belong to the call.
@@ -363,11 +312,6 @@ impl<'s> Parser<'s> {
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
     }
 
-    /// Whether a comma and then a key follow at `pos` right away (`", "timeout": 5`).
-    fn comma_key_follows(&self, pos: usize) -> bool {
-        self.byte(pos) == Some(b',') && self.key_in_text_at(self.skip_blank(pos + 1), Spot::Comma).is_some()
-    }
-
     /// Whether the `}` left from `pos` on are fewer than the objects open: one was lost. The
     /// count is kept from the last call, as the parse moves forward.
     fn too_few_closers_from(&mut self, pos: usize) -> bool {
@@ -427,6 +371,14 @@ impl<'s> Parser<'s> {
             return true;
         }
         self.choices.choose(2) == TAKE_AS_STRUCTURE
+    }
+
+    /// Whether a blank (any white space, a line break too) starts at `at`.
+    fn blank_at(&self, at: usize) -> bool {
+        let byte = self.src.as_bytes()[at];
+        // Only these bytes start a white space character: the rest need no decoding.
+        matches!(byte, b'\t'..=b'\r' | b' ' | 0xC2 | 0xE1 | 0xE2 | 0xE3)
+            && self.src[at..].chars().next().is_some_and(is_blank)
     }
 
     /// A comment marker after a blank inside bare text (`ls -la // list`, `//server/share`):
@@ -568,10 +520,13 @@ impl<'s> Parser<'s> {
     /// opened — a fence or a closing tag first — and nothing else. A closing sentence alone
     /// does not count: with a closer lost, `"sudo shutdown -h" now.` may hold an argument.
     pub(super) fn wrapper_closes_at(&self, pos: usize) -> bool {
+        if !self.wrapped {
+            return false;
+        }
         let rest = &self.src[pos..];
         let head = rest.trim_start();
         let marker = head.starts_with("</") || (self.opened.fence && lexeme::fence_len(head).is_some());
-        self.wrapped && marker && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
+        marker && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
     }
 
     /// `separator`: the first comma after a value separates; any other is dropped.
@@ -850,9 +805,10 @@ impl<'s> Parser<'s> {
                 self.edit(EditKind::InsertComma, pos..pos);
             }
             trailing_comma = None;
-            if in_object && separated && !items.is_empty() && self.unreadable_key_at(pos).is_some() {
-                // `[build, dist, force=true]`: a member's shape no member reading can take; the
-                // item that keeps it is in doubt.
+            let members_spelling = || self.unreadable_key_at(pos).is_some() || self.lost_colon_at(pos).is_some();
+            if in_object && separated && !items.is_empty() && members_spelling() {
+                // `[build, dist, force=true]`, `[build, dist, force true]`: a member's shape no
+                // member reading can take; the item that keeps it is in doubt.
                 self.kept_as_text.get_or_insert(pos);
             }
             self.path.push(items.len().to_string());
@@ -963,10 +919,8 @@ impl<'s> Parser<'s> {
             let byte = bytes[i];
             match byte {
                 b'"' | b'\'' => {
-                    // A quoted stretch is text: no bracket or terminator inside it counts. A
-                    // quote right before `, key` opens none: it may close the value
-                    // (`npm run dev", ""run_in_background": true`).
-                    if let Some(after) = self.quoted_stretch(i, start).filter(|_| !self.comma_key_follows(i + 1)) {
+                    // A quoted stretch is text: no bracket or terminator inside it counts.
+                    if let Some(after) = self.text_quote_at(i, start) {
                         i = after;
                         continue;
                     }
@@ -994,10 +948,11 @@ impl<'s> Parser<'s> {
                         || (past_comments != q && self.ends_at_key(past_comments, false, false, &mut declined))
                 }
                 b'}' | b']' => self.closer_ends_run(i),
-                b' ' | b'\t' | b'\r' | b'\n' => {
+                // A blank, or a line break (VT, FF, NEL, LS, PS too): a key may follow.
+                _ if self.blank_at(i) => {
                     let q = self.skip_blank(i);
                     // An unquoted word counts as a key only at a line start.
-                    let newline = self.src[i..q].contains('\n');
+                    let newline = self.src[i..q].contains(is_line_break);
                     let quoted = matches!(bytes.get(q), Some(b'"' | b'\''));
                     let ends = q >= bytes.len()
                         || self.comment_may_end_run(q)
@@ -1010,15 +965,8 @@ impl<'s> Parser<'s> {
                     }
                     true
                 }
-                // NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR: line breaks too, so a key may follow.
-                0xC2 | 0xE2 if unicode_line_break_len(&self.src[i..]).is_some() => {
-                    let q = self.skip_blank(i + unicode_line_break_len(&self.src[i..]).unwrap_or(1));
-                    if !(q >= bytes.len() || self.ends_at_key(q, false, true, &mut declined)) {
-                        i = q;
-                        continue;
-                    }
-                    true
-                }
+                // `<tool_input>{"command": ls -la</tool_input>`: the wrapper's close ends the value.
+                b'<' | b'`' if self.wrapper_closes_at(i) => true,
                 b'\\' if lexeme::literal_escape_len(&self.src[i..]).is_some() => {
                     let q = self.skip_ws_quiet(i);
                     if !self.escape_may_end_run(i, q) {
@@ -1044,7 +992,7 @@ impl<'s> Parser<'s> {
             // lost, or text with backslashes of its own (a path, a shell escape): both readings.
             return self.error("a written-out escape inside unquoted text: JSON escaping or a backslash", start);
         }
-        if self.object_is_closed() && (key_shaped_after_separator(text) || key_and_json_value_inside(text)) {
+        if self.object_is_closed() && self.key_shaped_inside(start, start + text.len()) {
             // `rm -rf dist; dry_run: true`: after a shell separator, key-shaped text may be a
             // member the tool does not take.
             return Err(SyntaxError::new(
