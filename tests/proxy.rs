@@ -692,3 +692,21 @@ async fn a_large_held_input_is_repaired_off_the_worker_thread_as_it_is_inline() 
     let metrics = get_text(format!("{}/metrics", harness.proxy)).await;
     assert!(metrics.contains(r#"toolmend_tool_calls_total{tool="search",outcome="repaired"} 1"#), "{metrics}");
 }
+
+#[tokio::test]
+async fn a_body_whose_chunked_framing_breaks_gets_a_400_not_a_413() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let harness = start(|_| Reply::sse(SEED_STREAM, 64), |_| {}).await;
+    let address = harness.proxy.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!(
+        "POST /v1/messages HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{{}}\r\n0\r\n\r\n"
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("could not be read"), "{answer}");
+    assert!(harness.upstream.requests().is_empty(), "nothing went upstream");
+}

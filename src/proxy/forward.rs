@@ -43,7 +43,12 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
                 let _ = sender.send(request_tools_text(&whole).map(|tools| whole.slice_ref(tools.as_bytes())));
                 (RequestBody::Whole(whole), received)
             }
-            Err(_) => return too_large(&app),
+            Err(error) if is_over_limit(&error) => return too_large(&app),
+            // A body that broke off or whose framing is wrong (a bad chunk size): not too large.
+            Err(error) => {
+                let message = format!("toolmend: the request body could not be read: {error}");
+                return api_error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+            }
         },
     };
     let url = match super::path::upstream_url(&app.config.upstream, &parts.uri) {
@@ -131,6 +136,18 @@ enum RequestBody {
 
 fn declared_length(headers: &HeaderMap) -> Option<usize> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// Whether reading a body failed because it went over the size limit.
+fn is_over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = source {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 fn too_large(app: &App) -> Response {

@@ -32,7 +32,8 @@ pub fn upstream_url(upstream: &str, uri: &Uri) -> Result<String, PathRefused> {
 /// climbs above its root, carries an encoded `/` or `\` an upstream might decode, or has a
 /// segment other servers read as a dot segment: one with a `;` parameter (`..;`, which Java
 /// servers strip before resolving dots), encoded twice (`%252e%252e`, decoded twice by some), or
-/// followed by a NUL or blanks (`..%00`, `%2e%2e%20`).
+/// followed by a NUL or blanks (`..%00`, `%2e%2e%20`), and a `%u` escape or an escape that
+/// decodes to bytes that are not UTF-8 (`%u002e`, overlong `%c0%ae`).
 pub fn normalize(path: &str) -> Result<String, PathRefused> {
     let refuse = |why| PathRefused { path: path.to_string(), why };
     let mut kept: Vec<&str> = Vec::new();
@@ -43,6 +44,11 @@ pub fn normalize(path: &str) -> Result<String, PathRefused> {
         let decoded = decode_fully(segment.as_bytes());
         if lower.contains("%2f") || lower.contains("%5c") || decoded.iter().any(|&b| b == b'/' || b == b'\\') {
             return Err(refuse("holds an encoded path separator"));
+        }
+        // Spellings of `.` that some servers decode and others pass on: IIS's `%u002e`, and
+        // overlong UTF-8 (`%c0%ae`), which is no UTF-8 at all.
+        if has_u_escape(&lower) || std::str::from_utf8(&decoded).is_err() {
+            return Err(refuse("has a `%u` escape or bytes that are not UTF-8 (spellings some servers read as `.`)"));
         }
         let once = lower.replace("%2e", ".");
         // Some servers also cut a segment at a NUL or trim its trailing blanks.
@@ -71,6 +77,13 @@ pub fn normalize(path: &str) -> Result<String, PathRefused> {
         }
     }
     Ok(format!("/{}", kept.join("/")))
+}
+
+/// Whether `segment` (lower case) holds a `%uXXXX` escape.
+fn has_u_escape(segment: &str) -> bool {
+    segment
+        .match_indices("%u")
+        .any(|(at, _)| segment.as_bytes().get(at + 2..at + 6).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
 }
 
 /// `bytes` percent-decoded until decoding changes nothing (`%252e` → `%2e` → `.`).
@@ -132,6 +145,7 @@ mod tests {
             ("/v1/a%5c..", None),
             ("/v1/a;b/x.;y", Some("/v1/a;b/x.;y")),
             ("/v1/%2e%2e%2e", Some("/v1/%2e%2e%2e")),
+            ("/v1/caf%C3%A9/%unit", Some("/v1/caf%C3%A9/%unit")),
         ];
         for (path, expected) in cases {
             assert_eq!(normalize(path).ok().as_deref(), expected, "{path}");
@@ -154,6 +168,11 @@ mod tests {
             "/v1/a%252fb",
             "/v1/..%00/admin",
             "/v1/%2e%2e%20/admin",
+            "/%u002e%u002e/admin/keys",
+            "/v1/%U002E/messages",
+            "/%c0%ae%c0%ae/admin/keys",
+            "/%e0%80%ae%e0%80%ae/admin",
+            "/v1/%25c0%25ae/x",
         ] {
             let error = normalize(path).expect_err(path);
             assert!(error.to_string().contains(path), "{error}");
