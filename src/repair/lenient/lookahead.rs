@@ -76,7 +76,7 @@ fn json_value_starts(text: &str) -> bool {
     literal.is_some_and(|len| !value[len..].starts_with(char::is_alphanumeric))
         || value.starts_with(|c: char| c.is_ascii_digit() || c == '"')
             && value.split_whitespace().next().is_some_and(|token| {
-                token.starts_with('"') || token.trim_end_matches([',', ';', ')']).parse::<f64>().is_ok()
+                token.starts_with('"') || token.trim_end_matches([',', ';', ')', '}', ']']).parse::<f64>().is_ok()
             })
 }
 
@@ -135,7 +135,7 @@ const DECORATIONS: [(&str, &str, bool); 21] = [
 ];
 
 /// How many decorations one inside another a key's spelling may have.
-const MAX_NESTED_DECORATIONS: usize = 2;
+const MAX_NESTED_DECORATIONS: usize = 3;
 
 /// How a name at a position is spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -383,6 +383,11 @@ impl Parser<'_> {
             let colon = match colon_like_len(after) {
                 Some(len) if !inner.colon_inside && !close.is_empty() && after[len..].starts_with(close) => len,
                 _ if after.starts_with(close) => 0,
+                // A decoration left open before a name and its colon (``dev `dry_run: true``, a
+                // whole member in backticks): the name is still a key's.
+                Some(_) if !inner.colon_inside => {
+                    return Some(Spelled { end: inner.end, decoration: Decoration::Strong, ..inner });
+                }
                 _ => continue,
             };
             let end = inner.end + colon + close.len();
@@ -455,7 +460,8 @@ impl Parser<'_> {
                 (i, after_separator, after_blank) = (after.min(end) - start, false, false);
                 continue;
             }
-            let separator = matches!(c, ';' | '&' | '|' | '(');
+            // A lone `&` glued to words is a URL's query (`?q=x&hl=en`), not a shell's `&`.
+            let separator = matches!(c, ';' | '|' | '(') || (c == '&' && !is_query_ampersand(bytes, i));
             // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
             let word_starts = !matches!(c, '.' | '$') && !separator && !is_inline_blank(c);
             let shaped = word_starts
@@ -842,4 +848,14 @@ fn names_a_key_loosely(text: &str, keys: &[&str]) -> bool {
         // The phrase's last words: `Then set Timeout:` names `timeout`.
         wanted.iter().any(|key| !phrase.is_empty() && phrase.ends_with(key.as_str()))
     })
+}
+
+/// Whether the `&` at `text[at]` joins a URL's query pairs: in a word that has a `?` before it,
+/// glued to a word on both sides (`a && b`, `cmd &`, `dist&x=1` are the shell's).
+fn is_query_ampersand(text: &[u8], at: usize) -> bool {
+    let glued = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'%' | b'.'));
+    let word = &text[..at];
+    let word =
+        &word[word.iter().rposition(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'')).map_or(0, |p| p + 1)..];
+    at > 0 && word.contains(&b'?') && glued(text.get(at - 1)) && glued(text.get(at + 1))
 }

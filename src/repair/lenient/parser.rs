@@ -77,6 +77,8 @@ pub(super) struct Parser<'s> {
     pub opened: Opened,
     /// A prefix (a fence, a tag, a lead-in) was dropped before the object.
     wrapped: bool,
+    /// Where the wrapper's opening text lies (before the object's `{`).
+    wrapper_prefix: std::ops::Range<usize>,
     /// Which bracket closes which (bare text keeps only brackets that pair up).
     pub brackets: Brackets,
     /// The tool's name, when known: call-syntax wrappers must name it.
@@ -167,6 +169,7 @@ pub fn parse_reading(
         choices: std::mem::take(choices),
         opened: Opened::default(),
         wrapped: false,
+        wrapper_prefix: 0..0,
         brackets: Brackets::of(src),
         tool,
         comments: CommentFinder::default(),
@@ -416,7 +419,7 @@ impl<'s> Parser<'s> {
                 };
                 let prefix = &self.src[pos..open];
                 match wrapper::prefix(prefix, self.tool).filter(|_| self.names_no_key(prefix)) {
-                    Some(opened) => (self.opened, self.wrapped) = (opened, true),
+                    Some(opened) => (self.opened, self.wrapped, self.wrapper_prefix) = (opened, true, pos..open),
                     None => return Err(text_outside("before", pos)),
                 }
                 if self.opened.fence {
@@ -524,8 +527,17 @@ impl<'s> Parser<'s> {
             return false;
         }
         let rest = &self.src[pos..];
+        // Only the input's last bytes can be a wrapper's close: the bound comes before any
+        // reading of the rest, or every fence in a long value would read to its line's end.
+        if rest.len() > wrapper::MAX_SUFFIX_LEN {
+            return false;
+        }
         let head = rest.trim_start();
-        let marker = head.starts_with("</") || (self.opened.fence && lexeme::fence_len(head).is_some());
+        // A closing tag ends the value only if it closes a tag the wrapper opened (`</Callout>`
+        // in MDX content is the content's).
+        let closes_wrapper =
+            head.starts_with("</") && wrapper::closes_opened(&self.src[self.wrapper_prefix.clone()], head);
+        let marker = closes_wrapper || (self.opened.fence && lexeme::fence_len(head).is_some());
         marker && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
     }
 

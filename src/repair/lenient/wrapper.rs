@@ -76,7 +76,7 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
 
 /// Longest text after the object that may be a wrapper's end (closing tags, a fence, a short
 /// sentence). Bounding it keeps a bare value full of `}` linear: each `}` asks this again.
-const MAX_SUFFIX_LEN: usize = 512;
+pub const MAX_SUFFIX_LEN: usize = 512;
 
 /// Whether `text` (everything after the object) is a recognized wrapper's end.
 pub fn suffix(text: &str, opened: Opened) -> bool {
@@ -165,6 +165,17 @@ fn is_end_token(text: &str) -> bool {
 }
 
 /// `<tag …>` or `</tag>` or `<|token|>` of a tool-call syntax: the text after it.
+/// Whether every closing tag in `rest` closes a tag opened in `prefix`, by the same name.
+pub fn closes_opened(prefix: &str, rest: &str) -> bool {
+    rest.match_indices("</").all(|(at, _)| {
+        let name = rest[at + 2..].split(|c: char| c == '>' || c.is_whitespace()).next().unwrap_or_default();
+        !name.is_empty()
+            && prefix
+                .match_indices(&format!("<{name}"))
+                .any(|(open, _)| prefix[open + 1 + name.len()..].starts_with(|c: char| c == '>' || c.is_whitespace()))
+    })
+}
+
 fn tool_tag(text: &str) -> Option<&str> {
     let inner = text.strip_prefix('<')?;
     let close = inner.find('>')?;
