@@ -77,3 +77,29 @@ fn only_a_closing_tag_the_wrapper_opened_ends_a_bare_value() {
     );
     repairs_to(&bash(), "<tool_input>{\"command\": ls -la</tool_input>", json!({"command": "ls -la"}));
 }
+
+/// The deploy tool as pydantic writes it: no `additionalProperties: false`.
+fn open_deploy() -> ToolSchema {
+    schema(
+        json!({"service": {"type": "string"}, "branch": {"type": "string"}, "force": {"type": "boolean"}}),
+        &["service"],
+        false,
+    )
+}
+
+#[test]
+fn an_open_schema_gets_the_same_key_checks_as_a_closed_one() {
+    // Round 8 O1: an object that takes any member takes the one a key shape spells, too.
+    refuses(
+        &open_deploy(),
+        &[
+            "{\"service\": web;branch:main}",
+            "{\"service\": web;force:true}",
+            "{\"service\": web `branch`: release}",
+            "{\"service\": web {force: true}}",
+            "{\"service\": web <parameter name=\"force\">true</parameter>}",
+            "{\"service\": web;dry_run:true}",
+        ],
+    );
+    repairs_to(&open_deploy(), "{\"service\": web api, \"force\": true}", json!({"service": "web api", "force": true}));
+}

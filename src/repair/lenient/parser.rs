@@ -327,9 +327,11 @@ impl<'s> Parser<'s> {
         count < self.frames.iter().filter(|f| f.kind == FrameKind::Object).count()
     }
 
-    /// Whether the innermost object takes no undeclared keys.
-    fn object_is_closed(&self) -> bool {
-        self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).is_some_and(|f| !f.open && f.keys.is_some())
+    /// Whether the innermost object's keys are known from a schema, open to more or not: an
+    /// open object takes any member a key shape spells, so the shape is a second reading there
+    /// as much as in a closed one.
+    fn object_has_schema(&self) -> bool {
+        self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).is_some_and(|f| f.keys.is_some())
     }
 
     /// Whether `text` ends, after a comma, in a name the object declares (quoted or not, a
@@ -1004,7 +1006,7 @@ impl<'s> Parser<'s> {
             // lost, or text with backslashes of its own (a path, a shell escape): both readings.
             return self.error("a written-out escape inside unquoted text: JSON escaping or a backslash", start);
         }
-        if self.object_is_closed() && self.key_shaped_inside(start, start + text.len()) {
+        if self.object_has_schema() && self.key_shaped_inside(start, start + text.len()) {
             // `rm -rf dist; dry_run: true`: after a shell separator, key-shaped text may be a
             // member the tool does not take.
             return Err(SyntaxError::new(
