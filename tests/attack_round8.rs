@@ -103,3 +103,25 @@ fn an_open_schema_gets_the_same_key_checks_as_a_closed_one() {
     );
     repairs_to(&open_deploy(), "{\"service\": web api, \"force\": true}", json!({"service": "web api", "force": true}));
 }
+
+#[test]
+fn claudes_parameter_tag_in_any_spelling_is_a_second_reading() {
+    // Round 8 X1: the namespaced tag Claude emits, blanks, no quotes, upper case, the element form.
+    let deploy = closed(json!({"service": {"type": "string"}, "branch": {"type": "string"}}), &["service"]);
+    refuses(
+        &deploy,
+        &[
+            "{\"service\": web <ns:parameter name=\"branch\">main</ns:parameter>}",
+            "{\"service\": web <parameter name = \"branch\">main</parameter>}",
+            "{\"service\": web <parameter name=branch>main</parameter>}",
+            "{\"service\": web <PARAMETER NAME=\"branch\">main</PARAMETER>}",
+            "{\"service\": web <branch>main</branch>}",
+        ],
+    );
+    refuses(
+        &edit(),
+        &["{\"file_path\": \"/a.py\", \"old_string\": foo, \"new_string\": bar\n<replace_all>true</replace_all>}"],
+    );
+    // A tag that names no declared key is text.
+    repairs_to(&deploy, "{\"service\": web <b>api</b>}", json!({"service": "web <b>api</b>"}));
+}

@@ -523,17 +523,25 @@ impl Parser<'_> {
         }
     }
 
-    /// `<parameter name="key">` at `pos`, naming a declared key: Claude's own syntax for a
-    /// tool call's argument, leaked into a value.
+    /// Claude's own syntax for a tool call's argument, leaked into a value, naming a declared
+    /// key at `pos`: `<parameter name="key">` in any case, with a namespace, blanks around `=`
+    /// or no quotes, or the element form `<key>…</key>`.
     fn declared_parameter_at(&self, pos: usize) -> bool {
-        let Some(rest) = self.src[pos..].strip_prefix("<parameter name=") else {
+        let Some(tag) = self.src[pos..].strip_prefix('<') else {
             return false;
         };
-        let Some(quote @ ('"' | '\'')) = rest.chars().next() else {
-            return false;
-        };
-        let body = &rest[1..];
-        body.find(quote).is_some_and(|close| body[close + 1..].starts_with('>') && self.declares(&body[..close]))
+        let name_len = tag.find(|c: char| c.is_whitespace() || c == '>' || c == '/').unwrap_or(tag.len());
+        let qualified = &tag[..name_len];
+        let local = qualified.rsplit_once(':').map_or(qualified, |(_, local)| local);
+        let attributes = &tag[name_len..];
+        if local.eq_ignore_ascii_case("parameter") {
+            return parameter_name(attributes).is_some_and(|name| self.declares(name));
+        }
+        // `<replace_all>true</replace_all>`: an element named for a declared key, closed later.
+        attributes.starts_with('>')
+            && !local.is_empty()
+            && self.declares(local)
+            && self.src[pos..].contains(&format!("</{qualified}>"))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:
@@ -848,6 +856,19 @@ fn names_a_key_loosely(text: &str, keys: &[&str]) -> bool {
         // The phrase's last words: `Then set Timeout:` names `timeout`.
         wanted.iter().any(|key| !phrase.is_empty() && phrase.ends_with(key.as_str()))
     })
+}
+
+/// The value of a tag's `name` attribute (any case, blanks around `=`, quoted or not).
+fn parameter_name(attributes: &str) -> Option<&str> {
+    let lower = attributes.to_ascii_lowercase();
+    let at = lower.match_indices("name").find(|(at, _)| {
+        attributes[..*at].ends_with(char::is_whitespace) && attributes[at + 4..].trim_start().starts_with('=')
+    })?;
+    let value = attributes[at.0 + 4..].trim_start().strip_prefix('=')?.trim_start();
+    match value.chars().next()? {
+        quote @ ('"' | '\'') => value[1..].find(quote).map(|end| &value[1..1 + end]),
+        _ => value.split(|c: char| c.is_whitespace() || c == '>' || c == '/').next().filter(|n| !n.is_empty()),
+    }
 }
 
 /// Whether the `&` at `text[at]` joins a URL's query pairs: in a word that has a `?` before it,
