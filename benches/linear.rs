@@ -26,6 +26,16 @@ fn shapes() -> Vec<(&'static str, Builder)> {
             Box::new(|n| format!("<parameter name=\"title\">cat {}</parameter>", "</x ".repeat(n / 4))),
         ),
         ("unclosed foreign value", Box::new(|n| format!("<parameter name=\"title\">ls{}", "</".repeat(n / 2)))),
+        // Round 8: fences in a fenced value, and declared-name tags that never close.
+        (
+            "fences in a fenced value",
+            Box::new(|n| format!("```json\n{{\"title\": {}}}\n```", "a ``` b ".repeat(n / 8))),
+        ),
+        ("unclosed key tags in text", Box::new(|n| format!("{{\"title\": web {}}}", "<tags>x ".repeat(n / 8)))),
+        (
+            "unclosed parameter tags in text",
+            Box::new(|n| format!("{{\"title\": web {}}}", "<parameter name=x ".repeat(n / 18))),
+        ),
     ]
 }
 

@@ -527,7 +527,11 @@ impl Parser<'_> {
     /// key at `pos`: `<parameter name="key">` in any case, with a namespace, blanks around `=`
     /// or no quotes, or the element form `<key>…</key>`.
     fn declared_parameter_at(&self, pos: usize) -> bool {
-        let Some(tag) = self.src[pos..].strip_prefix('<') else {
+        // A tag and an element's value are short: nothing past this is read, so many `<` in a
+        // long value cost no more than one each.
+        let window = &self.src.as_bytes()[pos..self.src.len().min(pos + MAX_PARAMETER_TAG)];
+        let window = &self.src[pos..pos + std::str::from_utf8(window).map_or_else(|e| e.valid_up_to(), str::len)];
+        let Some(tag) = window.strip_prefix('<') else {
             return false;
         };
         let name_len = tag.find(|c: char| c.is_whitespace() || c == '>' || c == '/').unwrap_or(tag.len());
@@ -541,7 +545,7 @@ impl Parser<'_> {
         attributes.starts_with('>')
             && !local.is_empty()
             && self.declares(local)
-            && self.src[pos..].contains(&format!("</{qualified}>"))
+            && window.contains(&format!("</{qualified}>"))
     }
 
     /// An unquoted name the object declares, followed by `:`, at `pos` (mid-line, after a blank:
@@ -857,6 +861,9 @@ fn names_a_key_loosely(text: &str, keys: &[&str]) -> bool {
         wanted.iter().any(|key| !phrase.is_empty() && phrase.ends_with(key.as_str()))
     })
 }
+
+/// How far a parameter tag (`<parameter name="…">`, `<key>value</key>`) is looked for.
+const MAX_PARAMETER_TAG: usize = 512;
 
 /// The value of a tag's `name` attribute (any case, blanks around `=`, quoted or not).
 fn parameter_name(attributes: &str) -> Option<&str> {
