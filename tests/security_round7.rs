@@ -202,3 +202,166 @@ async fn d2_connections_above_max_connections_are_closed_and_the_sidecar_goes_on
     assert_eq!(outcome.0, "", "the third connection was closed unanswered");
     assert!(outcome.1.starts_with("HTTP/1.1 200"), "{}", outcome.1);
 }
+
+/// Sends a body's head declaring `length` bytes and its first `part`, and leaves it open.
+fn open_body(addr: &str, length: usize, part: &[u8]) -> TcpStream {
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+    );
+    tcp.write_all(head.as_bytes()).unwrap();
+    tcp.write_all(part).unwrap();
+    tcp
+}
+
+fn declared_exchange(addr: &str, body: &[u8]) -> String {
+    let mut tcp = open_body(addr, body.len(), body);
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The seed request with a second tool whose description is `padding` bytes long: its `tools`
+/// text is what a streamed body is read for.
+fn padded_seed_request(padding: usize) -> Vec<u8> {
+    let mut tools = toolmend::demo::seed_tools();
+    tools.as_array_mut().unwrap().push(json!({"name": "pad", "description": "p".repeat(padding),
+        "input_schema": {"type": "object"}}));
+    serde_json::to_vec(&json!({"model": "m", "max_tokens": 100, "stream": true, "tools": tools,
+        "messages": [{"role": "user", "content": "hi"}]}))
+    .unwrap()
+}
+
+/// A streamed body's answer: its status and the stream as the client reads it.
+async fn post_body(url: &str, body: Vec<u8>) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .post(format!("{url}/v1/messages"))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+fn filler(size: usize) -> Vec<u8> {
+    format!("{{\"model\": \"m\", \"messages\": [\"{}\"]}}", "x".repeat(size)).into_bytes()
+}
+
+/// The request bytes the sidecar holds now, from `/metrics`.
+fn held_bytes(addr: &str) -> u64 {
+    let answer = exchange(addr, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", b"");
+    let line = answer.lines().find(|line| line.starts_with("toolmend_request_memory_held_bytes ")).expect("the gauge");
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// Waits until the bytes held satisfy `done` (another connection's bytes reach the sidecar in
+/// their own time); panics after 10 s, naming what is held.
+fn wait_for_held(addr: &str, done: impl Fn(u64) -> bool) {
+    for _ in 0..400 {
+        if done(held_bytes(addr)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("the bytes held never reached the state waited for: {}", held_bytes(addr));
+}
+
+#[tokio::test]
+async fn d2_bodies_read_whole_are_bounded_over_all_requests() {
+    use toolmend::demo::SEED_STREAM;
+    // Strict injection rewrites requests, so their bodies are read whole.
+    let sidecar = Sidecar::start_with(
+        |_| Reply::sse(SEED_STREAM, 64),
+        |config| {
+            config.max_request_bytes = 150 << 10;
+            config.request_memory_bytes = 200 << 10;
+            config.strict.tools = vec!["search".into()];
+        },
+    )
+    .await;
+    let addr = address(&sidecar);
+    let (refused, again) = tokio::task::spawn_blocking(move || {
+        // A body of 120 KiB that has not all arrived; once it is held, a 100 KiB one cannot be.
+        let hog = open_body(&addr, 120 << 10, b"{\"model\": \"m\", \"messages\": [\"");
+        wait_for_held(&addr, |held| held >= 120 << 10);
+        let refused = declared_exchange(&addr, &filler(100 << 10));
+        drop(hog);
+        wait_for_held(&addr, |held| held == 0);
+        let again = declared_exchange(&addr, &filler(100 << 10));
+        (refused, again)
+    })
+    .await
+    .unwrap();
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("request_memory_bytes") && refused.to_lowercase().contains("retry-after: 1"), "{refused}");
+    assert!(again.starts_with("HTTP/1.1 200"), "what the dropped body held was given back: {again}");
+}
+
+#[tokio::test]
+async fn d2_a_streamed_body_whose_tools_cannot_be_held_passes_through_unread() {
+    use toolmend::demo::SEED_STREAM;
+    let sidecar = Sidecar::start_with(
+        |_| Reply::sse(SEED_STREAM, 64),
+        |config| {
+            config.max_request_bytes = 150 << 10;
+            config.request_memory_bytes = 200 << 10;
+        },
+    )
+    .await;
+    let addr = address(&sidecar);
+    // A body stopped inside its `tools` text after 120 KiB of it: those bytes are held.
+    let mut open = format!("{{\"model\": \"m\", \"tools\": [\"{}", "t".repeat(120 << 10)).into_bytes();
+    let hog_addr = addr.clone();
+    let hog =
+        tokio::task::spawn_blocking(move || open_body(&hog_addr, 140 << 10, &std::mem::take(&mut open))).await.unwrap();
+    let probe_addr = addr.clone();
+    tokio::task::spawn_blocking(move || wait_for_held(&probe_addr, |held| held >= 120 << 10)).await.unwrap();
+    let request = padded_seed_request(100 << 10);
+    let unread = post_body(&sidecar.url, request.clone()).await;
+    assert_eq!(unread, (200, SEED_STREAM.to_string()), "its tools unread, the stream passed through unrepaired");
+    drop(hog);
+    let probe_addr = addr.clone();
+    tokio::task::spawn_blocking(move || wait_for_held(&probe_addr, |held| held == 0)).await.unwrap();
+    let read = post_body(&sidecar.url, request.clone()).await;
+    assert_eq!(read.0, 200);
+    assert_ne!(read.1, SEED_STREAM, "repaired once the hog's bytes were given back");
+}
+
+/// A body sent chunked (no declared length), in 16 KiB chunks: the status and the stream.
+async fn post_chunked(url: &str, body: Vec<u8>) -> (u16, String) {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = body.chunks(16 << 10).map(|c| Ok(c.to_vec())).collect();
+    let response = reqwest::Client::new()
+        .post(format!("{url}/v1/messages"))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_chunked_body_streams_upstream_is_read_for_its_tools_and_bounded_by_max_request_bytes() {
+    use toolmend::demo::SEED_STREAM;
+    let sidecar =
+        Sidecar::start_with(|_| Reply::sse(SEED_STREAM, 64), |config| config.max_request_bytes = 64 << 10).await;
+    let request = padded_seed_request(20 << 10);
+    let (status, stream) = post_chunked(&sidecar.url, request.clone()).await;
+    assert_eq!(status, 200);
+    assert_ne!(stream, SEED_STREAM, "the call was repaired: its tools were read from the chunked body");
+    let received = sidecar.upstream.requests();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].body, request, "the upstream got the body as the client sent it");
+    assert_eq!(received[0].header("content-length"), None, "chunked as the client sent it");
+    let (status, answer) = post_chunked(&sidecar.url, filler(100 << 10)).await;
+    assert_eq!(status, 413, "{answer}");
+    assert!(answer.contains("request_too_large"), "{answer}");
+    // The upstream may have seen its head; never its whole body (the fake records a broken one as empty).
+    let over = filler(100 << 10);
+    assert!(
+        sidecar.upstream.requests().iter().all(|r| r.body.len() < over.len()),
+        "it never reached the upstream whole"
+    );
+}

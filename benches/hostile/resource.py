@@ -55,33 +55,46 @@ if mode in ("slow", "all"):
     for s in socks: s.close()
     sc.close()
 
-if mode in ("big", "all"):
-    print("== 24 concurrent chunked bodies of 30 MiB each (max_request_bytes 32 MiB)")
+def big_bodies(label, config):
+    print(f"== {label}: 24 concurrent chunked bodies of 30 MiB each (max_request_bytes 32 MiB)")
     up = Upstream(lambda req: (200, [("Content-Type", "application/json"), ("Content-Length", "2")], [b"{}"], 0), life=200)
-    sc = Sidecar(up.port, life=200)
+    sc = Sidecar(up.port, life=200, config=config)
     pid = tm_pid(sc)
     print("  RSS at start:", rss(pid), "MiB")
     body = b'{"model":"x","messages":[{"role":"user","content":"' + b"a" * (30 << 20) + b'"}]}'
     peak = [0]
+    statuses = []
     def one():
         s = socket.create_connection(("127.0.0.1", sc.port), timeout=120)
-        s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
-        step = 1 << 20
-        for i in range(0, len(body), step):
-            c = body[i:i + step]
-            s.sendall(b"%x\r\n%s\r\n" % (len(c), c))
-            time.sleep(0.05)
-        s.sendall(b"0\r\n\r\n")
-        s.recv(100)
+        try:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+            step = 1 << 20
+            for i in range(0, len(body), step):
+                c = body[i:i + step]
+                s.sendall(b"%x\r\n%s\r\n" % (len(c), c))
+                time.sleep(0.05)
+            s.sendall(b"0\r\n\r\n")
+        except OSError:
+            pass  # refused early: the answer says why
+        try:
+            statuses.append(s.recv(100).split(b" ")[1].decode())
+        except (OSError, IndexError):
+            statuses.append("closed")
         s.close()
     ts = [threading.Thread(target=one) for _ in range(24)]
     [t.start() for t in ts]
     while any(t.is_alive() for t in ts):
         peak[0] = max(peak[0], rss(pid)); time.sleep(0.2)
-    print("  peak RSS during:", peak[0], "MiB")
+    print("  peak RSS during:", peak[0], "MiB; answers:", {c: statuses.count(c) for c in sorted(set(statuses))})
     time.sleep(3)
     print("  RSS 3 s after all finished:", rss(pid), "MiB")
     sc.close()
+
+if mode in ("big", "all"):
+    big_bodies("big", "")
+if mode in ("big-strict", "all"):
+    # Strict injection on: each body is read whole for its rewrite.
+    big_bodies("big-strict", '[strict]\ntools = ["Bash"]\n')
 
 if mode in ("endless", "all"):
     print("== upstream: one SSE frame that never ends (200 MB of data: without a blank line)")

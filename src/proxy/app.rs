@@ -1,6 +1,7 @@
 //! The state of one running sidecar, and everything it does with a decision: metrics, events,
 //! hook commands, the capture file and a log line.
 
+use super::budget::RequestMemory;
 use super::capture::Capture;
 use super::config::Config;
 use super::host::AllowedHosts;
@@ -25,6 +26,8 @@ pub struct App {
     pub schemas: SchemaCache,
     pub capture: Option<Capture>,
     pub tracker: TaskTracker,
+    /// Request bytes held at once, over all requests (`request_memory_bytes`).
+    pub(crate) request_memory: RequestMemory,
     pub(crate) hosts: AllowedHosts,
     hooks: hooks::Hooks,
     otel: Option<Otel>,
@@ -60,6 +63,7 @@ impl App {
             metrics.mirror_to(instruments);
         }
         Ok(Self {
+            request_memory: RequestMemory::new(config.request_memory_bytes, metrics.request_memory_held.clone()),
             metrics: Arc::new(metrics),
             otel,
             events: EventLog::new(config.events_capacity, config.events_max_bytes),

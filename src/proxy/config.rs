@@ -29,6 +29,7 @@ pub struct FileConfig {
     pub max_connections: Option<usize>,
     pub workers: Option<usize>,
     pub max_request_bytes: Option<usize>,
+    pub request_memory_bytes: Option<usize>,
     pub max_held_bytes: Option<usize>,
     pub max_event_bytes: Option<usize>,
     pub schema_cache_bytes: Option<usize>,
@@ -96,6 +97,10 @@ pub struct Config {
     /// Threads that serve connections, each with a runtime and an upstream client of its own.
     pub workers: usize,
     pub max_request_bytes: usize,
+    /// Request bytes held at once over all requests: bodies read whole, and the `tools` text of
+    /// streamed ones. A body read whole that would go over it gets a 503; a streamed one goes on
+    /// with its `tools` unread (its stream passes through unrepaired).
+    pub request_memory_bytes: usize,
     pub max_held_bytes: usize,
     /// `POST /events` bodies larger than this get a 413.
     pub max_event_bytes: usize,
@@ -134,6 +139,7 @@ impl Config {
             max_connections: file.max_connections.unwrap_or_else(super::connections::default_max_connections),
             workers: file.workers.unwrap_or_else(super::workers::default_count),
             max_request_bytes: file.max_request_bytes.unwrap_or(32 << 20),
+            request_memory_bytes: file.request_memory_bytes.unwrap_or(256 << 20),
             max_held_bytes: file.max_held_bytes.unwrap_or(4 << 20),
             max_event_bytes: file.max_event_bytes.unwrap_or(256 << 10),
             schema_cache_bytes: file.schema_cache_bytes.unwrap_or(crate::schema::SchemaCache::DEFAULT_MAX_BYTES),
@@ -176,6 +182,15 @@ impl Config {
         }
         if self.max_connections == 0 {
             return Err(ConfigError::invalid("max_connections", "must be at least 1"));
+        }
+        if self.request_memory_bytes < self.max_request_bytes {
+            return Err(ConfigError::invalid(
+                "request_memory_bytes",
+                format!(
+                    "must be at least max_request_bytes ({}), or a body of that size could never be read",
+                    self.max_request_bytes
+                ),
+            ));
         }
         if self.workers == 0 {
             return Err(ConfigError::invalid("workers", "must be at least 1"));

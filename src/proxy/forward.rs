@@ -4,7 +4,8 @@
 use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
 use super::rewrite::{plan_request, send_rewritten};
-use super::tee::tee;
+use super::tee::{tee, ClientBodyError};
+use super::whole_body::{read_whole, Unread};
 use super::App;
 use crate::schema::{request_tools_text, tool_list};
 use crate::stream::messages::WireFormat;
@@ -30,25 +31,25 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     if declared.is_some_and(|length| length > app.config.max_request_bytes) {
         return too_large(&app);
     }
-    // A non-empty body of known length streams upstream as it arrives; a rewrite (strict,
-    // examples) needs it whole, and so does a body of unknown length (to bound it).
-    let (body, received) = match declared.filter(|&length| length > 0 && !rewrite_wanted) {
-        Some(length) => {
-            let (streamed, received) = tee(body, length);
-            (RequestBody::Streamed(streamed, length), received)
+    // A body streams upstream as it arrives, but a rewrite (strict, examples) needs it whole.
+    // What is held counts against the bound over all requests until this request is answered.
+    let has_body = declared.is_some_and(|length| length > 0) || parts.headers.contains_key(header::TRANSFER_ENCODING);
+    let mut held = app.request_memory.hold();
+    let (body, received) = match has_body && !rewrite_wanted {
+        true => {
+            let limit = app.config.max_request_bytes;
+            let (streamed, received) = tee(body, declared, limit, app.request_memory.hold());
+            (RequestBody::Streamed(streamed, declared), received)
         }
-        None => match axum::body::to_bytes(body, app.config.max_request_bytes).await {
+        false => match read_whole(body, declared, app.config.max_request_bytes, &mut held).await {
             Ok(whole) => {
                 let (sender, received) = oneshot::channel();
                 let _ = sender.send(request_tools_text(&whole).map(|tools| whole.slice_ref(tools.as_bytes())));
                 (RequestBody::Whole(whole), received)
             }
-            Err(error) if is_over_limit(&error) => return too_large(&app),
-            // A body that broke off or whose framing is wrong (a bad chunk size): not too large.
-            Err(error) => {
-                let message = format!("toolmend: the request body could not be read: {error}");
-                return api_error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
-            }
+            Err(Unread::TooLarge) => return too_large(&app),
+            Err(Unread::NoMemory) => return no_memory(&app),
+            Err(Unread::Broken(error)) => return unreadable(&error),
         },
     };
     let url = match super::path::upstream_url(&app.config.upstream, &parts.uri) {
@@ -130,24 +131,30 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
 enum RequestBody {
     /// Read to its end first.
     Whole(Bytes),
-    /// Sent as it arrives, with its declared length.
-    Streamed(reqwest::Body, usize),
+    /// Sent as it arrives, with its declared length (chunked when it has none).
+    Streamed(reqwest::Body, Option<usize>),
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<usize> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
-/// Whether reading a body failed because it went over the size limit.
-fn is_over_limit(error: &axum::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+/// The client body's error among `error`'s causes, when the upstream request failed for it.
+fn client_body_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a ClientBodyError> {
+    let mut source = Some(error);
     while let Some(error) = source {
-        if error.is::<http_body_util::LengthLimitError>() {
-            return true;
+        if let Some(found) = error.downcast_ref::<ClientBodyError>() {
+            return Some(found);
         }
         source = error.source();
     }
-    false
+    None
+}
+
+/// A body that broke off or whose framing is wrong (a bad chunk size): a 400, not a 413.
+fn unreadable(error: &dyn std::fmt::Display) -> Response {
+    let message = format!("toolmend: the request body could not be read: {error}");
+    api_error(StatusCode::BAD_REQUEST, "invalid_request_error", &message)
 }
 
 fn too_large(app: &App) -> Response {
@@ -156,6 +163,18 @@ fn too_large(app: &App) -> Response {
         "request_too_large",
         &format!("toolmend: request body over {} bytes", app.config.max_request_bytes),
     )
+}
+
+/// The bodies held at once reached `request_memory_bytes`: a 503, which the SDKs retry.
+fn no_memory(app: &App) -> Response {
+    tracing::warn!(bound = app.request_memory.total(), "request refused: request_memory_bytes reached");
+    let message = format!(
+        "toolmend: the request bodies held at once reached {} bytes (request_memory_bytes); try again",
+        app.request_memory.total()
+    );
+    let mut response = api_error(StatusCode::SERVICE_UNAVAILABLE, "api_error", &message);
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// The request's raw schemas by tool name (from its `tools` text), for the capture file.
@@ -196,7 +215,9 @@ async fn send_body(
         RequestBody::Whole(whole) => reqwest::Body::from(whole),
         RequestBody::Streamed(streamed, length) => {
             // The declared length, so the upstream sees the body framed as the client sent it.
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+            if let Some(length) = length {
+                headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+            }
             streamed
         }
     };
@@ -205,13 +226,18 @@ async fn send_body(
             app.metrics.count_upstream(response.status().as_str());
             Ok(response)
         }
-        Err(error) => {
-            app.metrics.count_upstream("error");
-            let reason = error.without_url().to_string();
-            tracing::warn!(error = %reason, "upstream request failed");
-            app.record_event("upstream_error", json!({"reason": reason}));
-            Err(api_error(StatusCode::BAD_GATEWAY, "api_error", "toolmend: the upstream could not be reached"))
-        }
+        Err(error) => match client_body_error(&error) {
+            // The client's body ended it, not the upstream.
+            Some(ClientBodyError::OverLimit) => Err(too_large(app)),
+            Some(ClientBodyError::Broken(broken)) => Err(unreadable(broken)),
+            None => {
+                app.metrics.count_upstream("error");
+                let reason = error.without_url().to_string();
+                tracing::warn!(error = %reason, "upstream request failed");
+                app.record_event("upstream_error", json!({"reason": reason}));
+                Err(api_error(StatusCode::BAD_GATEWAY, "api_error", "toolmend: the upstream could not be reached"))
+            }
+        },
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod adaptive;
 mod app;
+mod budget;
 mod capture;
 mod config;
 mod connections;
@@ -21,6 +22,7 @@ pub mod settings;
 pub mod strict;
 mod tee;
 pub mod tools_rewrite;
+mod whole_body;
 mod workers;
 
 pub use app::App;

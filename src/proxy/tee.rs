@@ -4,7 +4,10 @@
 //! its last chunk is left to read when it is all in. Only the chunks the `tools` text may lie
 //! in are kept: the conversation before it is let go as soon as it went by, so a request
 //! holds no more than its `tools` text and a chunk, and the server's read buffer is reused.
+//! What is kept counts against `request_memory_bytes`; past it the `tools` text is not read
+//! (the request goes on unread: its stream passes through unrepaired).
 
+use super::budget::Held;
 use crate::schema::member_scan::MemberScanner;
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
@@ -14,48 +17,99 @@ use std::ops::Range;
 use tokio::sync::oneshot;
 
 /// The body to send upstream, and the text of its top-level `tools` member (`None`: absent,
-/// or the body is not an object) once `length` bytes went through. Nothing arrives (the
-/// receiver errs) when the client or the upstream gives up first.
-pub fn tee(body: Body, length: usize) -> (reqwest::Body, oneshot::Receiver<Option<Bytes>>) {
+/// or the body is not an object) once the whole body went through: `length` bytes, or the end
+/// of a body of unknown length. Nothing arrives (the receiver errs) when the client or the
+/// upstream gives up first. A body that breaks off, or goes past `limit`, ends in a
+/// [`ClientBodyError`] (its upstream request fails with it as a cause). The kept chunks are
+/// counted in `held`.
+pub fn tee(
+    body: Body,
+    length: Option<usize>,
+    limit: usize,
+    held: Held,
+) -> (reqwest::Body, oneshot::Receiver<Option<Bytes>>) {
     let (tools, received) = oneshot::channel();
-    let state = (body.into_data_stream(), ToolsReader::default(), Some(tools));
+    let state = (body.into_data_stream(), ToolsReader::new(held), Some(tools));
     let stream = futures_util::stream::unfold(state, move |(mut data, mut reader, mut tools)| async move {
-        let chunk = data.next().await?;
-        if let Ok(bytes) = &chunk {
-            reader.read(bytes);
-            if reader.kept.seen >= length {
-                if let Some(tools) = tools.take() {
-                    let _ = tools.send(std::mem::take(&mut reader).tools());
+        let Some(chunk) = data.next().await else {
+            // The end of a body of unknown length is the end of its data.
+            if let (None, Some(tools)) = (length, tools.take()) {
+                let _ = tools.send(reader.tools());
+            }
+            return None;
+        };
+        let chunk = match chunk {
+            Err(error) => Err(ClientBodyError::Broken(error)),
+            Ok(bytes) => {
+                reader.read(&bytes);
+                if reader.kept.seen > limit {
+                    tools = None;
+                    Err(ClientBodyError::OverLimit)
+                } else {
+                    if length.is_some_and(|length| reader.kept.seen >= length) {
+                        if let Some(tools) = tools.take() {
+                            let _ = tools.send(reader.tools());
+                        }
+                    }
+                    Ok(bytes)
                 }
             }
-        }
+        };
         Some((chunk, (data, reader, tools)))
     });
     (reqwest::Body::wrap_stream(stream), received)
+}
+
+/// Why the client's body, streamed upstream, ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientBodyError {
+    #[error("the request body is over max_request_bytes")]
+    OverLimit,
+    /// It broke off, or its framing is wrong (a bad chunk size).
+    #[error("{0}")]
+    Broken(axum::Error),
 }
 
 /// Reads a body's chunks for its `tools` member, holding only what its text may need.
 struct ToolsReader {
     scanner: MemberScanner,
     kept: Kept,
-}
-
-impl Default for ToolsReader {
-    fn default() -> Self {
-        Self { scanner: MemberScanner::new("tools"), kept: Kept::default() }
-    }
+    /// The kept chunks' bytes, counted against the bound over all requests.
+    held: Held,
+    /// The chunks its text may need could not be held: it is not read.
+    given_up: bool,
 }
 
 impl ToolsReader {
+    fn new(held: Held) -> Self {
+        Self { scanner: MemberScanner::new("tools"), kept: Kept::default(), held, given_up: false }
+    }
+
     fn read(&mut self, chunk: &Bytes) {
+        if self.given_up {
+            self.kept.seen += chunk.len();
+            return;
+        }
         self.scanner.push(chunk);
         self.kept.push(chunk.clone());
         self.kept.keep_from(self.scanner.needed_from());
+        let (kept, held) = (self.kept.bytes, self.held.bytes());
+        if kept <= held {
+            self.held.shrink(held - kept);
+        } else if !self.held.grow(kept - held) {
+            self.given_up = true;
+            self.kept.let_go();
+            self.held.shrink(held);
+        }
     }
 
     /// The text of the top-level `tools` member once the whole body was read.
-    fn tools(self) -> Option<Bytes> {
-        self.scanner.finish().map(|span| self.kept.slice(span))
+    fn tools(&mut self) -> Option<Bytes> {
+        if self.given_up {
+            return None;
+        }
+        let span = std::mem::replace(&mut self.scanner, MemberScanner::new("tools")).finish()?;
+        Some(self.kept.slice(span))
     }
 }
 
@@ -67,11 +121,14 @@ struct Kept {
     start: usize,
     /// Bytes of the body that went by.
     seen: usize,
+    /// Bytes of the kept chunks.
+    bytes: usize,
 }
 
 impl Kept {
     fn push(&mut self, chunk: Bytes) {
         self.seen += chunk.len();
+        self.bytes += chunk.len();
         self.chunks.push_back(chunk);
     }
 
@@ -83,8 +140,14 @@ impl Kept {
                 break;
             }
             self.start += first.len();
+            self.bytes -= first.len();
             self.chunks.pop_front();
         }
+    }
+
+    /// Lets go of every chunk.
+    fn let_go(&mut self) {
+        self.keep_from(None);
     }
 
     /// The bytes of `span`: a slice of one chunk when it lies in one, else copied together.
@@ -111,16 +174,35 @@ impl Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxy::budget::RequestMemory;
 
-    /// The `tools` text found in `body` read in `chunk`-byte pieces, and the most bytes held.
-    fn read(body: &[u8], chunk: usize) -> (Option<Bytes>, usize) {
-        let mut reader = ToolsReader::default();
+    /// The `tools` text found in `body` read in `chunk`-byte pieces with `memory` to hold them,
+    /// and the most bytes held (checked against what the budget counted).
+    fn read_within(body: &[u8], chunk: usize, memory: &RequestMemory) -> (Option<Bytes>, usize) {
+        let mut reader = ToolsReader::new(memory.hold());
         let mut held = 0;
         for piece in body.chunks(chunk) {
             reader.read(&Bytes::copy_from_slice(piece));
-            held = held.max(reader.kept.chunks.iter().map(Bytes::len).sum());
+            let kept: usize = reader.kept.chunks.iter().map(Bytes::len).sum();
+            assert_eq!(reader.held.bytes(), kept, "what is counted is what is kept");
+            held = held.max(kept);
         }
         (reader.tools(), held)
+    }
+
+    fn read(body: &[u8], chunk: usize) -> (Option<Bytes>, usize) {
+        read_within(body, chunk, &RequestMemory::new(usize::MAX, Default::default()))
+    }
+
+    #[test]
+    fn past_the_shared_bound_the_tools_text_is_not_read_and_nothing_is_held() {
+        let body = format!(r#"{{"messages": [], "tools": [{{"name": "{}"}}]}}"#, "a".repeat(500));
+        let memory = RequestMemory::new(300, Default::default());
+        let (tools, _) = read_within(body.as_bytes(), 100, &memory);
+        assert_eq!(tools, None);
+        assert!(memory.hold().grow(300), "everything held was given back");
+        let (tools, _) = read_within(body.as_bytes(), 100, &RequestMemory::new(700, Default::default()));
+        assert!(tools.is_some_and(|tools| tools.len() > 500), "within the bound it is read");
     }
 
     #[test]

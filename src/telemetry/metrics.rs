@@ -54,6 +54,8 @@ pub struct Metrics {
     pub request_duration: Histogram,
     pub overhead: Histogram,
     pub hold: Histogram,
+    /// Request bytes held now (bodies read whole, `tools` text), bounded by `request_memory_bytes`.
+    pub request_memory_held: Gauge,
     /// OTLP log records that never reached the collector.
     pub otel_dropped: Counter,
     tool_names: ToolNames,
@@ -79,6 +81,7 @@ impl Metrics {
         let overhead = Histogram::new(seconds_buckets());
         let hold = Histogram::new(seconds_buckets());
         let otel_dropped = Counter::default();
+        let request_memory_held = Gauge::default();
         let build_info = Family::<VersionLabels, Gauge>::default();
         build_info.get_or_create(&VersionLabels { version: env!("CARGO_PKG_VERSION").into() }).set(1);
         registry.register("toolmend_tool_calls", "Tool calls seen in streams, by outcome", tool_calls.clone());
@@ -103,6 +106,11 @@ impl Metrics {
             "OTLP log records dropped: queue full or the collector unreachable",
             otel_dropped.clone(),
         );
+        registry.register(
+            "toolmend_request_memory_held_bytes",
+            "Request bytes held now (bodies read whole, tools text), bounded by request_memory_bytes",
+            request_memory_held.clone(),
+        );
         registry.register("toolmend_build_info", "Build information", build_info);
         Self {
             registry,
@@ -116,6 +124,7 @@ impl Metrics {
             overhead,
             hold,
             otel_dropped,
+            request_memory_held,
             tool_names: ToolNames::new(tool_label_limit),
             otel: None,
         }
