@@ -99,6 +99,14 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     let config = settings::resolve(serve_flags(args), |key| std::env::var(key).ok())?;
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
+        if toolmend::run::env::is_the_sidecar(&config.upstream, server.local_addr()) {
+            anyhow::bail!(
+                "the upstream {} is this sidecar itself ({}): every request would come back to it. Name the real \
+                 endpoint with --upstream (is ANTHROPIC_BASE_URL or TOOLMEND_UPSTREAM left over?)",
+                config.upstream_redacted(),
+                server.local_addr()
+            );
+        }
         tracing::info!(listen = %server.local_addr(), upstream = %config.upstream_redacted(), "toolmend serving");
         let shutdown = CancellationToken::new();
         let trigger = shutdown.clone();
@@ -137,8 +145,9 @@ fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(finished.exit_code))
         }
         Err(error) => {
-            eprintln!("toolmend: {error}");
-            Ok(ExitCode::from(error.exit_code()))
+            let code = error.exit_code();
+            eprintln!("toolmend: {:#}", anyhow::Error::new(error));
+            Ok(ExitCode::from(code))
         }
     }
 }
