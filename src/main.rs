@@ -321,6 +321,7 @@ fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
         eprintln!("  line {line}: the input of {id} could not be located; left unchanged");
     }
     for (line, problem) in &summary.bad_lines {
+        let problem = problem.strip_suffix(": skipped").unwrap_or(problem);
         eprintln!("  {}:{line}: {problem}; copied as it was", args.input.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -55,9 +55,11 @@ pub fn findings(hook_input: &Value, lossy: bool, repairer: &Repairer) -> HookRun
     let mut transcript = TranscriptTail::new(path.clone());
     for look in 1..=TRANSCRIPT_LOOKS {
         transcript.read_appended();
+        // A request's record or its tool list not written yet is missing too.
         let missing = calls.iter().filter_map(|call| unparsed_call(call, &transcript.index)).any(|call| {
+            let tools = transcript.tools_for(&call);
             call.stop_reason.is_none()
-                || call.tool.as_deref().is_none_or(|tool| !repairer.knows(tool, transcript.tools_for(&call)))
+                || call.tool.as_deref().is_none_or(|tool| tools.is_none_or(|tools| !repairer.knows(tool, tools)))
         });
         if !missing || path.is_none() || look == TRANSCRIPT_LOOKS {
             break;
@@ -115,9 +117,11 @@ impl TranscriptTail {
         }
     }
 
-    fn tools_for(&self, call: &Call) -> &ToolCatalog {
-        let tools = call.id.as_deref().map(|id| self.index.tools_of_tool_use(id, self.index.merged()));
-        tools.and_then(Result::ok).unwrap_or(self.index.merged())
+    fn tools_for(&self, call: &Call) -> Option<&ToolCatalog> {
+        match call.id.as_deref() {
+            Some(id) => self.index.tools_of_tool_use(id, self.index.merged()).ok(),
+            None => Some(self.index.merged()),
+        }
     }
 
     fn read_appended(&mut self) {
