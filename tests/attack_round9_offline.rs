@@ -162,6 +162,11 @@ fn a_call_is_judged_by_the_tool_list_its_request_names() {
     assert_eq!(report["tools"]["mcp__a__t"]["repairable"], 1, "{report}");
     assert_eq!(report["tools"]["mcp__a__t"]["refused"]["unusable_schema"], 1, "{report}");
 
+    let run = toolmend(&["repair"], &transcript);
+    let results: Vec<Value> = text(&run.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!((results[0]["status"].as_str(), &results[0]["input"]), (Some("repaired"), &json!({"q": "abc"})));
+    assert_eq!(results[1]["reason"]["code"], "unusable_schema", "{}", results[1]);
+
     let (context, _) = hook("w3", transcript.as_bytes(), "toolu_1", "mcp__a__t", raw, None);
     assert!(context.contains(r#"The corrected input is: {"q":"abc"}"#), "{context}");
     let (context, _) = hook("w3", transcript.as_bytes(), "toolu_3", "mcp__a__t", r#"{"q": 7,}"#, None);

@@ -66,16 +66,18 @@ pub fn die_with_parent(command: &mut tokio::process::Command) {
     {
         // SAFETY: getpid takes no pointers.
         let parent = unsafe { libc::getpid() };
-        // SAFETY: the closure runs in the forked child before exec and calls only prctl, getppid
-        // and kill, which are async-signal-safe, and allocates nothing.
+        // SAFETY: the closure runs in the forked child before exec, calls only prctl and getppid
+        // (async-signal-safe) and allocates nothing.
         unsafe {
             command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                // toolmend died before the request took effect: nobody would send it.
+                // toolmend died before the request took effect: nobody would send it. (A signal
+                // to itself would run toolmend's inherited handlers, not end it: fail the start.)
                 if libc::getppid() != parent {
-                    libc::kill(libc::getpid(), libc::SIGTERM);
+                    // No allocation after fork: a raw OS error (no such process: the parent).
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
                 Ok(())
             });
