@@ -2,7 +2,7 @@
 //! `__unparsedToolInput` holds the repaired input instead; every other byte as it was.
 
 use super::record::unparsed_tool_use;
-use super::transcript::{self, ReadLine, TranscriptIndex, TranscriptLine};
+use super::transcript::{self, ReadLine, TranscriptIndex, TwoPasses};
 use super::{Repairer, ToolCatalog};
 use crate::repair::Status;
 use crate::schema::tool_list;
@@ -61,45 +61,48 @@ pub fn write_copy(output: &Path, input: &Path, bytes: &[u8]) -> std::io::Result<
 /// changes, found by its place in the line's structure, never by searching for its text.
 pub fn fix_transcript(bytes: &[u8], repairer: &Repairer) -> (Vec<u8>, FixSummary) {
     let mut summary = FixSummary::default();
-    let lines: Vec<TranscriptLine> = transcript::lines(bytes).collect();
-    let mut index = TranscriptIndex::default();
-    for line in &lines {
-        if let Ok(read) = &line.read {
-            index.add(&read.value);
-        }
-    }
+    let passes = TwoPasses::new(bytes, |line| {
+        let kind = line["type"].as_str().unwrap_or_default();
+        kind == "api-request-shape"
+            || (matches!(kind, "assistant" | "api-request-blob") && transcript::has_tool_use(line, true))
+    });
+    let index = &passes.index;
     let mut so_far = ToolCatalog::default();
     let mut out = Vec::with_capacity(bytes.len());
-    for (at, line) in lines.iter().enumerate() {
-        if at > 0 {
+    for (number, bytes, read) in passes.lines() {
+        if number > 1 {
             out.push(b'\n');
         }
-        let read = match &line.read {
-            Ok(read) => read,
-            Err(problem) => {
-                if !transcript::is_blank(line.bytes) {
-                    summary.bad_lines.push((line.number, problem.clone()));
+        let read = match read {
+            None => {
+                out.extend_from_slice(bytes);
+                continue;
+            }
+            Some(Ok(read)) => read,
+            Some(Err(problem)) => {
+                if !transcript::is_blank(bytes) {
+                    summary.bad_lines.push((number, problem));
                 }
-                out.extend_from_slice(line.bytes);
+                out.extend_from_slice(bytes);
                 continue;
             }
         };
         if read.value["type"] == "api-request-shape" {
-            so_far.add_all(tool_list(&read.value).unwrap_or_default(), None);
+            so_far.add_all(tool_list(&read.value).unwrap_or_default(), Some(index.cache()));
         }
-        let edits = fix_line(read, line.number, repairer, &index, &so_far, &mut summary);
+        let edits = fix_line(&read, number, repairer, index, &so_far, &mut summary);
         if edits.is_empty() {
-            out.extend_from_slice(line.bytes);
+            out.extend_from_slice(bytes);
             continue;
         }
         summary.lines_changed += 1;
         let mut copied = 0;
         for (span, input) in edits {
-            out.extend_from_slice(&line.bytes[copied..read.offset + span.start]);
+            out.extend_from_slice(&bytes[copied..read.offset + span.start]);
             out.extend_from_slice(input.as_bytes());
             copied = read.offset + span.end;
         }
-        out.extend_from_slice(&line.bytes[copied..]);
+        out.extend_from_slice(&bytes[copied..]);
     }
     (out, summary)
 }

@@ -2,7 +2,7 @@
 //! transcripts, and how much of it toolmend would repair.
 
 use super::record::unparsed_tool_use;
-use super::transcript::{self, TranscriptIndex, TranscriptLine};
+use super::transcript::{self, TwoPasses};
 use super::{Repairer, ToolCatalog};
 use crate::repair::Status;
 use crate::schema::tool_list;
@@ -166,31 +166,29 @@ fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
         }
     };
     let fallback_session = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let lines: Vec<TranscriptLine> = transcript::lines(&bytes).collect();
-    let mut index = TranscriptIndex::default();
-    for line in &lines {
-        if let Ok(read) = &line.read {
-            index.add(&read.value);
-        }
-    }
+    let passes = TwoPasses::new(&bytes, |line| {
+        line["type"] == "api-request-shape" || (line["type"] == "assistant" && transcript::has_tool_use(line, false))
+    });
+    let index = &passes.index;
     let mut learned = ToolCatalog::default();
-    let last = lines.len();
-    for line in &lines {
-        let read = match &line.read {
-            Ok(read) => read,
-            Err(_) if transcript::is_blank(line.bytes) => continue,
-            Err(_) if line.number == last => {
-                report.problems.push(problem(Some(line.number), "half-written last line: skipped".into()));
+    let last = passes.line_count();
+    for (number, bytes, read) in passes.lines() {
+        let read = match read {
+            None => continue,
+            Some(Ok(read)) => read,
+            Some(Err(_)) if transcript::is_blank(bytes) => continue,
+            Some(Err(_)) if number == last => {
+                report.problems.push(problem(Some(number), "half-written last line: skipped".into()));
                 continue;
             }
-            Err(message) => {
-                report.problems.push(problem(Some(line.number), message.clone()));
+            Some(Err(message)) => {
+                report.problems.push(problem(Some(number), message));
                 continue;
             }
         };
         let value = &read.value;
         if value["type"] == "api-request-shape" {
-            learned.add_all(tool_list(value).unwrap_or_default(), None);
+            learned.add_all(tool_list(value).unwrap_or_default(), Some(index.cache()));
             continue;
         }
         if value["type"] != "assistant" {
@@ -210,7 +208,7 @@ fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
             let span = spans.as_ref().and_then(|spans| spans.get(position).cloned().flatten());
             let lone_surrogate = read.lossy && span.is_none_or(|span| transcript::has_lone_surrogate(&read.text[span]));
             let tools = index.tools_of_line(value, &learned);
-            let outcome = transcript::repair_call(repairer, &call, tools, Some(&index), lone_surrogate);
+            let outcome = transcript::repair_call(repairer, &call, tools, Some(index), lone_surrogate);
             match outcome.status {
                 Status::Repaired => stats.repairable += 1,
                 Status::Valid => stats.late_joined += 1,

@@ -6,7 +6,7 @@ use super::record::Call;
 use super::stops::MessageStops;
 use super::{Repairer, ToolCatalog};
 use crate::repair::{Outcome, Refusal, RefusalCode};
-use crate::schema::tool_list;
+use crate::schema::{tool_list, SchemaCache};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -43,6 +43,53 @@ pub fn lines(bytes: &[u8]) -> impl Iterator<Item = TranscriptLine<'_>> {
         bytes,
         read: read_line(bytes, index == 0),
     })
+}
+
+/// A whole transcript read in two passes: the first indexes every line (each value dropped as
+/// soon as it is indexed, so memory stays near the file's size); the second reads again only the
+/// lines `wanted` picked in the first, and those that could not be read (for their message).
+pub struct TwoPasses<'t> {
+    bytes: &'t [u8],
+    pub index: TranscriptIndex,
+    again: Vec<bool>,
+}
+
+/// One line of the second pass: its number and bytes, and what it reads as if it was picked
+/// (or could not be read); `None` for a line of no further interest.
+pub type SecondLook<'t> = (usize, &'t [u8], Option<Result<ReadLine<'t>, String>>);
+
+impl<'t> TwoPasses<'t> {
+    pub fn new(bytes: &'t [u8], wanted: impl Fn(&Value) -> bool) -> Self {
+        let mut index = TranscriptIndex::default();
+        let again = lines(bytes)
+            .map(|line| match &line.read {
+                Ok(read) => {
+                    index.add(&read.value);
+                    wanted(&read.value)
+                }
+                Err(_) => true,
+            })
+            .collect();
+        Self { bytes, index, again }
+    }
+
+    /// Every line again, in order.
+    pub fn lines(&self) -> impl Iterator<Item = SecondLook<'t>> + '_ {
+        let pieces = self.bytes.split(|&b| b == b'\n').zip(&self.again).enumerate();
+        pieces.map(|(index, (bytes, &again))| (index + 1, bytes, again.then(|| read_line(bytes, index == 0))))
+    }
+
+    /// How many lines there are (the piece after a final newline counted).
+    pub fn line_count(&self) -> usize {
+        self.again.len()
+    }
+}
+
+/// Whether `line` is a transcript line with a tool_use block (`unparsed`: one whose input did
+/// not parse) in its message's content.
+pub fn has_tool_use(line: &Value, unparsed: bool) -> bool {
+    let blocks = line["message"]["content"].as_array().into_iter().flatten();
+    blocks.filter(|b| b["type"] == "tool_use").any(|b| !unparsed || b["input"].get("__unparsedToolInput").is_some())
 }
 
 /// Whether a line holds nothing but blanks.
@@ -185,7 +232,6 @@ pub fn repair_call(
 pub struct MissingTools(pub String);
 
 /// What a whole transcript says about its calls, read in one pass over its lines.
-#[derive(Default)]
 pub struct TranscriptIndex {
     /// Each recorded tool list by its `shapeHash`.
     shapes: HashMap<String, ToolCatalog>,
@@ -197,6 +243,21 @@ pub struct TranscriptIndex {
     /// For each tool_use id: its tool's name, its line's request, and how many assistant
     /// blocks carry it.
     tool_uses: HashMap<String, ToolUse>,
+    /// Each distinct schema compiled once, however many tool lists repeat it.
+    cache: SchemaCache,
+}
+
+impl Default for TranscriptIndex {
+    fn default() -> Self {
+        Self {
+            shapes: HashMap::new(),
+            requests: HashMap::new(),
+            merged: ToolCatalog::default(),
+            stops: MessageStops::default(),
+            tool_uses: HashMap::new(),
+            cache: SchemaCache::new(256),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -217,9 +278,10 @@ impl TranscriptIndex {
     pub fn add_tool_lists(&mut self, line: &Value) -> bool {
         match line["type"].as_str() {
             Some("api-request-shape") => {
+                let list = tool_list(line).unwrap_or_default();
                 let mut catalog = ToolCatalog::default();
-                catalog.add_all(tool_list(line).unwrap_or_default(), None);
-                self.merged.add_all(tool_list(line).unwrap_or_default(), None);
+                catalog.add_all(list, Some(&self.cache));
+                self.merged.add_all(list, Some(&self.cache));
                 if let Some(hash) = line["shapeHash"].as_str() {
                     self.shapes.insert(hash.to_string(), catalog);
                 }
@@ -277,6 +339,11 @@ impl TranscriptIndex {
             Some(request) => self.tools_of_request(request),
             None => Ok(so_far),
         }
+    }
+
+    /// The index's compiled schemas, for a caller's own catalog of the same lists.
+    pub fn cache(&self) -> &SchemaCache {
+        &self.cache
     }
 
     /// Every tool list read, merged: for a call whose line names no request.
