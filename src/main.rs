@@ -37,9 +37,11 @@ fn main() -> ExitCode {
     // A reader that stops early (`| head`) ends the output, not the process with a panic.
     std::panic::set_hook(Box::new(|info| {
         let message = info.to_string();
-        if !message.contains("Broken pipe") {
-            eprintln!("{message}");
+        if message.contains("Broken pipe") {
+            // A write this file does not make through `out!`: still the end of the output.
+            std::process::exit(0);
         }
+        eprintln!("{message}");
     }));
     let result = match cli.command {
         Command::Serve(args) => run_serve(args),
@@ -65,6 +67,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// `print!`/`println!` that give a failed write back as an error (`?`) instead of panicking:
+/// a reader that stopped early (`| head`) then ends the command quietly, exit 0.
+macro_rules! out {
+    ($($arg:tt)*) => { write!(io::stdout().lock(), $($arg)*) };
+}
+macro_rules! outln {
+    ($($arg:tt)*) => { writeln!(io::stdout().lock(), $($arg)*) };
+}
+
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| cause.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
 }
@@ -88,6 +99,14 @@ fn run_serve(args: ServeArgs) -> Result<ExitCode> {
     let config = settings::resolve(serve_flags(args), |key| std::env::var(key).ok())?;
     runtime()?.block_on(async move {
         let server = Server::bind(config.clone()).await?;
+        if toolmend::run::env::is_the_sidecar(&config.upstream, server.local_addr()) {
+            anyhow::bail!(
+                "the upstream {} is this sidecar itself ({}): every request would come back to it. Name the real \
+                 endpoint with --upstream (is ANTHROPIC_BASE_URL or TOOLMEND_UPSTREAM left over?)",
+                config.upstream_redacted(),
+                server.local_addr()
+            );
+        }
         tracing::info!(listen = %server.local_addr(), upstream = %config.upstream_redacted(), "toolmend serving");
         let shutdown = CancellationToken::new();
         let trigger = shutdown.clone();
@@ -126,8 +145,9 @@ fn run_wrapped(args: RunArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(finished.exit_code))
         }
         Err(error) => {
-            eprintln!("toolmend: {error}");
-            Ok(ExitCode::from(error.exit_code()))
+            let code = error.exit_code();
+            eprintln!("toolmend: {:#}", anyhow::Error::new(error));
+            Ok(ExitCode::from(code))
         }
     }
 }
@@ -168,7 +188,7 @@ async fn wait_for_signal() {
 
 fn run_demo() -> Result<ExitCode> {
     let report = runtime()?.block_on(toolmend::demo::run()).map_err(|e| anyhow::anyhow!(e))?;
-    print!("{report}");
+    out!("{report}")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -187,14 +207,14 @@ fn run_strict_check(args: StrictCheckArgs) -> Result<ExitCode> {
             Some(adapted) => serde_json::json!({"tools": report, "adapted": adapted}),
             None => serde_json::to_value(&report)?,
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", toolmend::offline::strict_check::render_text(&report));
+    out!("{}", toolmend::offline::strict_check::render_text(&report))?;
     if let Some(adapted) = &adapted {
-        println!("adapted ({} tools made strict by adaptive mode):", adapted.len());
+        outln!("adapted ({} tools made strict by adaptive mode):", adapted.len())?;
         for adaptation in adapted {
-            println!("  {}: since call {} was {}", adaptation.tool, adaptation.tool_use_id, adaptation.outcome);
+            outln!("  {}: since call {} was {}", adaptation.tool, adaptation.tool_use_id, adaptation.outcome)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -224,7 +244,7 @@ fn run_examples(args: ExamplesArgs) -> Result<ExitCode> {
     for (tool, reason) in &left_out {
         eprintln!("toolmend: an input of {tool} left out: {reason}");
     }
-    print!("{block}");
+    out!("{block}")?;
     Ok(if bad_lines > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
@@ -262,28 +282,37 @@ fn run_scan(args: ScanArgs) -> Result<ExitCode> {
     let report =
         toolmend::offline::scan::scan(&found.files, &repairer, threads, &progress).with_problems(found.problems);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", toolmend::offline::scan::render_table(&report));
+        out!("{}", toolmend::offline::scan::render_table(&report))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
-    if args.output.exists() {
+    // `-` is standard output, never a file named `-`.
+    let to_stdout = args.output.as_os_str() == "-";
+    if !to_stdout && args.output.symlink_metadata().is_ok() {
         anyhow::bail!("{} exists; fix-transcript never writes over a file", args.output.display());
     }
-    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let bytes = toolmend::offline::open::read_regular_file(&args.input)
+        .with_context(|| format!("reading {}", args.input.display()))?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
-    let (fixed, summary) = toolmend::offline::fix::fix_transcript(&text, &repairer);
-    toolmend::offline::fix::write_copy(&args.output, &args.input, &fixed)
-        .with_context(|| format!("writing {}", args.output.display()))?;
+    let (fixed, summary) = toolmend::offline::fix::fix_transcript(&bytes, &repairer);
+    let written = if to_stdout {
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(&fixed).and_then(|()| stdout.flush()).context("writing standard output")?;
+        "standard output".to_string()
+    } else {
+        toolmend::offline::fix::write_copy(&args.output, &args.input, &fixed)
+            .with_context(|| format!("writing {}", args.output.display()))?;
+        args.output.display().to_string()
+    };
     eprintln!(
-        "toolmend: {} calls repaired, {} left as they were, {} lines changed; wrote {}",
+        "toolmend: {} calls repaired, {} left as they were, {} lines changed; wrote {written}",
         summary.repaired.len(),
         summary.refused.len(),
         summary.lines_changed,
-        args.output.display()
     );
     for (id, reason) in &summary.refused {
         eprintln!("  {id}: {reason}");
@@ -291,13 +320,18 @@ fn run_fix_transcript(args: FixTranscriptArgs) -> Result<ExitCode> {
     for (line, id) in &summary.not_located {
         eprintln!("  line {line}: the input of {id} could not be located; left unchanged");
     }
+    for (line, problem) in &summary.bad_lines {
+        let problem = problem.strip_suffix(": skipped").unwrap_or(problem);
+        eprintln!("  {}:{line}: {problem}; copied as it was", args.input.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Never fails the hook: every problem becomes a line on stderr and exit 0.
 fn run_post_tool_batch(args: PostToolBatchArgs) -> ExitCode {
-    if let Err(error) = post_tool_batch(args) {
-        eprintln!("toolmend hook: {error:#}");
+    match post_tool_batch(args) {
+        Err(error) if !is_broken_pipe(&error) => eprintln!("toolmend hook: {error:#}"),
+        _ => {}
     }
     ExitCode::SUCCESS
 }
@@ -305,11 +339,16 @@ fn run_post_tool_batch(args: PostToolBatchArgs) -> ExitCode {
 fn post_tool_batch(args: PostToolBatchArgs) -> Result<()> {
     let mut input = String::new();
     io::stdin().read_to_string(&mut input).context("reading the hook input")?;
-    let hook_input: serde_json::Value = serde_json::from_str(&input).context("the hook input is not JSON")?;
+    let (hook_input, lossy) =
+        toolmend::offline::transcript::parse_value(&input).context("the hook input is not JSON")?;
     let repairer = Repairer::new(tools_option(args.tools.as_deref())?);
-    let findings = toolmend::offline::hook::findings(&hook_input, &repairer);
+    let run = toolmend::offline::hook::findings(&hook_input, lossy, &repairer);
+    for note in &run.notes {
+        eprintln!("toolmend hook: {note}");
+    }
+    let findings = run.findings;
     if let Some(output) = toolmend::offline::hook::hook_output(&findings) {
-        println!("{output}");
+        outln!("{output}")?;
     }
     if findings.is_empty() || (args.report.is_none() && args.report_file.is_none()) {
         return Ok(());
@@ -379,14 +418,14 @@ fn repair_one(schema_path: &Path, stop_reason: Option<String>) -> Result<ExitCod
         (Status::Valid, Some(input)) => {
             // The input's own bytes (minus the BOM the CLI drops), never re-spelled.
             match toolmend::offline::valid_text(&raw) {
-                Some(text) if text.ends_with('\n') => print!("{text}"),
-                Some(text) => println!("{text}"),
-                None => println!("{input}"),
+                Some(text) if text.ends_with('\n') => out!("{text}")?,
+                Some(text) => outln!("{text}")?,
+                None => outln!("{input}")?,
             }
             Ok(ExitCode::SUCCESS)
         }
         (Status::Repaired, Some(input)) => {
-            println!("{input}");
+            outln!("{input}")?;
             Ok(ExitCode::SUCCESS)
         }
         (status, _) => {

@@ -126,7 +126,7 @@ async fn claude_code_resumes_a_fixed_transcript_and_sends_the_repaired_input() {
     let recorded =
         std::fs::read_to_string(e2e_dir().join("../../fixtures/transcripts/real-cli-2.1.332.jsonl")).unwrap();
     let repairer = toolmend::offline::Repairer::new(Default::default());
-    let (fixed, summary) = toolmend::offline::fix::fix_transcript(&recorded, &repairer);
+    let (fixed, summary) = toolmend::offline::fix::fix_transcript(recorded.as_bytes(), &repairer);
     assert_eq!(summary.repaired, ["toolu_01A"]);
 
     let scratch = Scratch::new("resume");

@@ -214,6 +214,16 @@ async fn the_command_gets_the_sidecar_and_the_users_own_values_win() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
 }
 
+/// Attack round 9 R1: with HTTP_PROXY set, loopback traffic to the sidecar went to the proxy.
+#[tokio::test]
+async fn the_command_reaches_the_sidecar_past_the_users_proxy() {
+    let script = r#"printf '%s\n' "$NO_PROXY" "$no_proxy""#;
+    let output = finish(shell(script, &[("HTTP_PROXY", "http://127.0.0.1:1"), ("NO_PROXY", "corp.example")])).await;
+    let stdout = text(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines, ["corp.example,127.0.0.1,localhost", "127.0.0.1,localhost"], "{stdout}");
+}
+
 #[tokio::test]
 async fn the_exit_code_is_the_commands_or_128_plus_its_signal() {
     for (script, code) in [("exit 0", 0), ("exit 7", 7), ("kill -TERM $$", 143)] {
@@ -272,7 +282,57 @@ async fn a_sidecar_that_cannot_start_runs_nothing_and_says_why() {
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("the sidecar could not start, so sh was not run") && stderr.contains(&addr), "{stderr}");
+    // Attack round 9: the cause (the OS's words) was dropped.
+    assert!(stderr.contains("in use"), "{stderr}");
     assert!(!marker.exists(), "the command did not run");
+}
+
+/// Attack round 9: a stale ANTHROPIC_BASE_URL naming the sidecar's own address sent every
+/// request back to it, and the 502 named nothing.
+#[tokio::test]
+async fn an_upstream_that_is_the_sidecar_itself_runs_nothing_and_says_so() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = free.local_addr().unwrap().to_string();
+    drop(free);
+    let marker = std::env::temp_dir().join(format!("toolmend-run-loop-{}", std::process::id()));
+    let script = format!("touch '{}'", marker.display());
+    let env =
+        [("ANTHROPIC_BASE_URL".to_string(), format!("http://localhost:{}", addr.rsplit(':').next().unwrap()).into())];
+    let output =
+        finish(toolmend_run(&std::env::temp_dir(), &["--listen", &addr, "--", "sh", "-c", &script], &env)).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is this sidecar itself"), "{stderr}");
+    assert!(!marker.exists(), "the command did not run");
+}
+
+/// Attack round 9 R2: SIGHUP to toolmend was not passed on, and SIGKILL left the command running.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn sighup_reaches_the_command_and_sigkill_of_toolmend_ends_it() {
+    let trapping = r#"trap 'exit 44' HUP; echo ready
+        i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done"#;
+    assert_eq!(signal_wrapper(trapping, "-HUP").await.status.code(), Some(44));
+
+    use tokio::io::AsyncBufReadExt;
+    let mut child = shell("echo $$; exec sleep 60", &[]).spawn().unwrap();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), stdout.next_line()).await.unwrap().unwrap().unwrap();
+    let command: i32 = line.trim().parse().unwrap();
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    // The command ends once toolmend is gone (it would sleep 60 s otherwise).
+    let mut gone = false;
+    for _ in 0..300 {
+        // A reaped process is gone; a zombie has ended too (its parent has yet to reap it).
+        let state = std::fs::read_to_string(format!("/proc/{command}/stat")).unwrap_or_default();
+        if state.is_empty() || state.split(' ').nth(2) == Some("Z") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the command outlived toolmend");
 }
 
 /// Counts the SIGINTs it gets (Node, like the Claude Code CLI, sees each delivery): one second

@@ -43,7 +43,7 @@ fn scan_counts_match_the_hand_count_per_tool() {
     assert_eq!(
         problems,
         [
-            "broken.jsonl:null \"not UTF-8: skipped\"",
+            "broken.jsonl:1 \"not UTF-8 (invalid byte at offset 0 of the line): skipped\"",
             "cccccccc-0000-4000-8000-000000000003.jsonl:5 \"half-written last line: skipped\""
         ]
     );

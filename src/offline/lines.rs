@@ -105,7 +105,7 @@ impl<R: BufRead> Lines<R> {
             };
             if self.spanning.is_empty() {
                 // The whole line is in the reader's buffer: checked and copied once.
-                let line = push_line(text, without_cr(&available[..end]));
+                let line = push_line(text, without_bom(self.number, without_cr(&available[..end])));
                 self.reader.consume(end + 1);
                 self.number += 1;
                 return Some(line);
@@ -120,7 +120,15 @@ impl<R: BufRead> Lines<R> {
         }
         self.number += 1;
         let line = if ended { without_cr(&self.spanning) } else { &self.spanning[..] };
-        Some(push_line(text, line))
+        Some(push_line(text, without_bom(self.number - 1, line)))
+    }
+}
+
+/// The first line (`number` 0) without the UTF-8 byte order mark an editor may put before it.
+fn without_bom(number: usize, line: &[u8]) -> &[u8] {
+    match number {
+        0 => line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line),
+        _ => line,
     }
 }
 
@@ -153,6 +161,16 @@ mod tests {
         assert_eq!(texts(&batch), [(0, "first"), (1, ""), (3, "long line here"), (4, "last\r")]);
         assert!(matches!(batch.problems[..], [(3, LineProblem::NotUtf8(4))]), "{:?}", batch.problems);
         assert!(lines.next_batch(None).is_empty());
+    }
+
+    #[test]
+    fn a_bom_before_the_first_line_is_read_past() {
+        let input: &[u8] = b"\xef\xbb\xbf{}\n\xef\xbb\xbf{}\n";
+        let batch = Lines::new(input).next_batch(None);
+        assert_eq!(texts(&batch), [(0, "{}"), (1, "\u{feff}{}")]);
+        // A line spanning the reader's fills too.
+        let batch = Lines::new(io::BufReader::with_capacity(2, input)).next_batch(None);
+        assert_eq!(texts(&batch), [(0, "{}"), (1, "\u{feff}{}")]);
     }
 
     #[test]

@@ -4,12 +4,14 @@
 pub mod fix;
 pub mod hook;
 mod lines;
+pub mod open;
 mod record;
 pub mod report;
 pub mod scan;
 mod stops;
 pub mod strict_check;
 mod tools_file;
+pub mod transcript;
 
 pub use crate::schema::{tool_list, ToolCatalog};
 pub use record::{classify, valid_text, Call, Line, LineError, Origin, ResultInput, ResultLine};
@@ -93,6 +95,8 @@ impl Summary {
 struct InOrder<'s> {
     source: &'s str,
     learned: ToolCatalog,
+    /// The transcript's tool lists by hash and its requests: the tools a call was sent with.
+    requests: transcript::TranscriptIndex,
     summary: Summary,
 }
 
@@ -143,7 +147,12 @@ impl Repairer {
         diagnostics: &mut impl Write,
     ) -> io::Result<Summary> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut ordered = InOrder { source, learned: ToolCatalog::default(), summary: Summary::default() };
+        let mut ordered = InOrder {
+            source,
+            learned: ToolCatalog::default(),
+            requests: Default::default(),
+            summary: Summary::default(),
+        };
         let mut lines = Lines::new(reader);
         // Buffers of batches and results done with, filled again (memory stays flat).
         let (mut spare_batch, mut spare_outs) = (None, Vec::new());
@@ -273,11 +282,20 @@ impl Repairer {
         out: &mut impl Write,
         diagnostics: &mut impl Write,
     ) -> io::Result<()> {
-        let InOrder { source, learned, summary } = ordered;
+        let InOrder { source, learned, requests, summary } = ordered;
         if line.trim().is_empty() {
             return Ok(());
         }
-        let parsed = serde_json::from_str(line).map_err(LineError::from).and_then(classify);
+        // Lone surrogate escapes (JavaScript writes them) are read as U+FFFD to read the line;
+        // a call whose raw then holds one is refused, never repaired with the stand-in.
+        let (parsed, lossy, request) = match transcript::parse_value(line) {
+            Ok((value, lossy)) => {
+                requests.add_tool_lists(&value);
+                let request = value["requestRef"].as_str().map(String::from);
+                (classify(value), lossy, request)
+            }
+            Err(error) => (Err(LineError::from(error)), false, None),
+        };
         match parsed {
             Err(message) => {
                 summary.bad_lines += 1;
@@ -286,8 +304,14 @@ impl Repairer {
             Ok(Line::Tools(value)) => learned.add_all(tool_list(&value).unwrap_or_default(), Some(&self.cache)),
             Ok(Line::Nothing) => {}
             Ok(Line::Calls(calls)) => {
+                // An assistant line naming its request is judged by that request's tool list.
+                let tools = match &request {
+                    Some(request) => requests.tools_of_request(request),
+                    None => Ok(&*learned),
+                };
                 for call in &calls {
-                    let outcome = self.repair_call(call, learned);
+                    let lone_surrogate = lossy && call.raw.contains('\u{fffd}');
+                    let outcome = transcript::repair_call(self, call, tools.clone(), None, lone_surrogate);
                     summary.count(outcome.status);
                     serde_json::to_writer(&mut *out, &ResultLine::new(call, &outcome))?;
                     out.write_all(b"\n")?;

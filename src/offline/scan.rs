@@ -2,12 +2,11 @@
 //! transcripts, and how much of it toolmend would repair.
 
 use super::record::unparsed_tool_use;
-use super::stops::TranscriptStops;
+use super::transcript::{self, TwoPasses};
 use super::{Repairer, ToolCatalog};
 use crate::repair::Status;
 use crate::schema::tool_list;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -159,50 +158,57 @@ fn scan_file(path: &Path, repairer: &Repairer) -> ScanReport {
     let mut report = ScanReport { files: 1, ..ScanReport::default() };
     let name = path.display().to_string();
     let problem = |line: Option<usize>, message: String| Problem { file: name.clone(), line, message };
-    let text = match std::fs::read(path).map(String::from_utf8) {
-        Ok(Ok(text)) => text,
-        Ok(Err(_)) => {
-            report.problems.push(problem(None, "not UTF-8: skipped".into()));
-            return report;
-        }
+    let bytes = match super::open::read_regular_file(path) {
+        Ok(bytes) => bytes,
         Err(error) => {
             report.problems.push(problem(None, format!("unreadable: {error}")));
             return report;
         }
     };
     let fallback_session = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let passes = TwoPasses::new(&bytes, |line| {
+        line["type"] == "api-request-shape" || (line["type"] == "assistant" && transcript::has_tool_use(line, false))
+    });
+    let index = &passes.index;
     let mut learned = ToolCatalog::default();
-    let mut stops = TranscriptStops::new(&text);
-    let line_count = text.lines().count();
-    for (index, line) in text.lines().enumerate() {
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(_) if index + 1 == line_count && !text.ends_with('\n') => {
-                report.problems.push(problem(Some(index + 1), "half-written last line: skipped".into()));
+    let last = passes.line_count();
+    for (number, bytes, read) in passes.lines() {
+        let read = match read {
+            None => continue,
+            Some(Ok(read)) => read,
+            Some(Err(_)) if transcript::is_blank(bytes) => continue,
+            Some(Err(_)) if number == last => {
+                report.problems.push(problem(Some(number), "half-written last line: skipped".into()));
                 continue;
             }
-            Err(error) => {
-                report.problems.push(problem(Some(index + 1), format!("not JSON: {error}")));
+            Some(Err(message)) => {
+                report.problems.push(problem(Some(number), message));
                 continue;
             }
         };
+        let value = &read.value;
         if value["type"] == "api-request-shape" {
-            learned.add_all(tool_list(&value).unwrap_or_default(), None);
+            learned.add_all(tool_list(value).unwrap_or_default(), Some(index.cache()));
             continue;
         }
         if value["type"] != "assistant" {
             continue;
         }
         let session = value["sessionId"].as_str().unwrap_or(&fallback_session).to_string();
-        for block in value["message"]["content"].as_array().into_iter().flatten().filter(|b| b["type"] == "tool_use") {
+        let blocks = value["message"]["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let spans = read.lossy.then(|| transcript::input_spans(read.text)).flatten();
+        for (position, block) in blocks.iter().enumerate().filter(|(_, b)| b["type"] == "tool_use") {
             let tool = block["name"].as_str().unwrap_or("?").to_string();
             let stats = report.tools.entry(tool).or_default();
             stats.calls += 1;
             let Some(mut call) = unparsed_tool_use(block) else { continue };
-            call.stop_reason = stops.of_line(&value);
+            call.stop_reason = index.stops.of_line(value);
             stats.unparsed += 1;
             stats.sessions.insert(session.clone());
-            let outcome = repairer.repair_call(&call, &learned);
+            let span = spans.as_ref().and_then(|spans| spans.get(position).cloned().flatten());
+            let lone_surrogate = read.lossy && span.is_none_or(|span| transcript::has_lone_surrogate(&read.text[span]));
+            let tools = index.tools_of_line(value, &learned);
+            let outcome = transcript::repair_call(repairer, &call, tools, Some(index), lone_surrogate);
             match outcome.status {
                 Status::Repaired => stats.repairable += 1,
                 Status::Valid => stats.late_joined += 1,

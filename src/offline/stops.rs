@@ -10,80 +10,51 @@ pub fn own(line: &Value) -> Option<&str> {
     line["message"]["stop_reason"].as_str()
 }
 
-/// Every assistant line's stop reason, by message id and by tool_use id.
+/// The lines that make up one message: the same `message.id` from the same request (its
+/// `requestRef`) of the same session. An id alone is not enough: a gateway or a fake API may
+/// give every message the same one.
+type MessageKey = (Option<String>, Option<String>, String);
+
+fn message_key(line: &Value) -> Option<MessageKey> {
+    let text = |value: &Value| value.as_str().map(String::from);
+    Some((text(&line["sessionId"]), text(&line["requestRef"]), line["message"]["id"].as_str()?.to_string()))
+}
+
+/// Every assistant line's stop reason, by message and by tool_use id.
 #[derive(Debug, Default, Clone)]
 pub struct MessageStops {
-    /// The last stop reason recorded for each message id.
-    by_message: HashMap<String, String>,
-    /// Each tool_use block's message id and the stop reason on its own line.
-    by_tool_use: HashMap<String, (Option<String>, Option<String>)>,
+    /// The last stop reason recorded for each message.
+    by_message: HashMap<MessageKey, String>,
+    /// Each tool_use block's message and the stop reason on its own line.
+    by_tool_use: HashMap<String, (Option<MessageKey>, Option<String>)>,
 }
 
 impl MessageStops {
-    pub fn of_text(text: &str) -> Self {
-        let mut stops = Self::default();
-        for line in text.lines() {
-            if let Ok(value) = serde_json::from_str::<Value>(line) {
-                stops.add(&value);
-            }
-        }
-        stops
-    }
-
     pub fn add(&mut self, line: &Value) {
         if line["type"] != "assistant" {
             return;
         }
-        let message = line["message"]["id"].as_str();
+        let message = message_key(line);
         let reason = own(line);
-        if let (Some(message), Some(reason)) = (message, reason) {
-            self.by_message.insert(message.to_string(), reason.to_string());
+        if let (Some(message), Some(reason)) = (&message, reason) {
+            self.by_message.insert(message.clone(), reason.to_string());
         }
         for block in line["message"]["content"].as_array().into_iter().flatten() {
             if let (Some("tool_use"), Some(id)) = (block["type"].as_str(), block["id"].as_str()) {
-                self.by_tool_use.insert(id.to_string(), (message.map(String::from), reason.map(String::from)));
+                self.by_tool_use.insert(id.to_string(), (message.clone(), reason.map(String::from)));
             }
         }
     }
 
     /// The stop reason of the message `line` belongs to: its own, else its message's last.
-    pub fn of_line<'a>(&'a self, line: &'a Value) -> Option<&'a str> {
-        own(line).or_else(|| self.by_message.get(line["message"]["id"].as_str()?).map(String::as_str))
+    pub fn of_line(&self, line: &Value) -> Option<String> {
+        own(line).or_else(|| self.by_message.get(&message_key(line)?).map(String::as_str)).map(String::from)
     }
 
     /// The stop reason of the message holding tool_use `id`.
-    pub fn of_tool_use(&self, id: &str) -> Option<&str> {
+    pub fn of_tool_use(&self, id: &str) -> Option<String> {
         let (message, reason) = self.by_tool_use.get(id)?;
-        reason.as_deref().or_else(|| self.by_message.get(message.as_deref()?).map(String::as_str))
-    }
-}
-
-/// A whole transcript's stop reasons, read only when a line carries none of its own (the
-/// CLI of today writes the reason on every line: nothing is read twice then).
-pub struct TranscriptStops<'t> {
-    text: &'t str,
-    index: Option<MessageStops>,
-}
-
-impl<'t> TranscriptStops<'t> {
-    pub fn new(text: &'t str) -> Self {
-        Self { text, index: None }
-    }
-
-    pub fn of_line(&mut self, line: &Value) -> Option<String> {
-        if let Some(reason) = own(line) {
-            return Some(reason.to_string());
-        }
-        self.index().of_line(line).map(String::from)
-    }
-
-    pub fn of_tool_use(&mut self, id: &str) -> Option<String> {
-        self.index().of_tool_use(id).map(String::from)
-    }
-
-    fn index(&mut self) -> &MessageStops {
-        let text = self.text;
-        self.index.get_or_insert_with(|| MessageStops::of_text(text))
+        reason.as_deref().or_else(|| self.by_message.get(message.as_ref()?).map(String::as_str)).map(String::from)
     }
 }
 
@@ -108,7 +79,10 @@ mod tests {
             assistant("msg_3", Some("tool_use"), "toolu_e"),
         ]
         .join("\n");
-        let mut stops = TranscriptStops::new(&text);
+        let mut stops = MessageStops::default();
+        for line in text.lines() {
+            stops.add(&serde_json::from_str(line).unwrap());
+        }
         let table = [
             ("toolu_a", Some("max_tokens")),
             ("toolu_b", Some("end_turn")),
@@ -122,5 +96,29 @@ mod tests {
         }
         let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(stops.of_line(&first).as_deref(), Some("max_tokens"));
+    }
+
+    /// Attack round 9 W1: a fake API (or a gateway) gives every message the same id; a call
+    /// whose message recorded no stop reason took the reason of another request's message.
+    #[test]
+    fn a_stop_reason_is_borrowed_only_within_its_own_request_and_session() {
+        let line = |session: &str, request: &str, reason: Option<&str>, tool_use: &str| {
+            let mut value: Value = serde_json::from_str(&assistant("msg_x", reason, tool_use)).unwrap();
+            value["sessionId"] = session.into();
+            value["requestRef"] = request.into();
+            value
+        };
+        let mut stops = MessageStops::default();
+        for value in [
+            line("s1", "req_1", None, "toolu_a"),
+            line("s1", "req_2", Some("end_turn"), "toolu_b"),
+            line("s2", "req_1", Some("tool_use"), "toolu_c"),
+            line("s1", "req_3", None, "toolu_d"),
+            line("s1", "req_3", Some("max_tokens"), "toolu_e"),
+        ] {
+            stops.add(&value);
+        }
+        assert_eq!(stops.of_tool_use("toolu_a"), None);
+        assert_eq!(stops.of_tool_use("toolu_d").as_deref(), Some("max_tokens"));
     }
 }

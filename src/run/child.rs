@@ -11,6 +11,8 @@ pub struct Signals {
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hangup: tokio::signal::unix::Signal,
 }
 
 impl Signals {
@@ -18,13 +20,17 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
-            Ok(Self { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt())?,
+                terminate: signal(SignalKind::terminate())?,
+                hangup: signal(SignalKind::hangup())?,
+            })
         }
         #[cfg(not(unix))]
         Ok(Self {})
     }
 
-    /// Waits for `child`, passing on SIGINT and SIGTERM until it ends.
+    /// Waits for `child`, passing on SIGINT, SIGTERM and SIGHUP until it ends.
     #[cfg(unix)]
     pub async fn supervise(mut self, mut child: Child) -> std::io::Result<ExitStatus> {
         loop {
@@ -36,6 +42,7 @@ impl Signals {
                     }
                 }
                 _ = self.terminate.recv() => send(&child, libc::SIGTERM),
+                _ = self.hangup.recv() => send(&child, libc::SIGHUP),
             }
         }
     }
@@ -50,6 +57,34 @@ impl Signals {
             }
         }
     }
+}
+
+/// Ends the command with SIGTERM should toolmend die without passing a signal on (SIGKILL, a
+/// crash): the command must not go on talking to a sidecar that is gone. Linux only.
+pub fn die_with_parent(command: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getpid takes no pointers.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure runs in the forked child before exec, calls only prctl and getppid
+        // (async-signal-safe) and allocates nothing.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // toolmend died before the request took effect: nobody would send it. (A signal
+                // to itself would run toolmend's inherited handlers, not end it: fail the start.)
+                if libc::getppid() != parent {
+                    // No allocation after fork: a raw OS error (no such process: the parent).
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }
 
 /// Ctrl-C in a terminal signals its whole foreground process group, and the child is in

@@ -16,13 +16,21 @@ use tokio_util::sync::CancellationToken;
 pub enum RunError {
     #[error("no command given (toolmend run [OPTIONS] -- COMMAND [ARGS...])")]
     NoCommand,
-    #[error("the sidecar could not start, so {command} was not run: {source}")]
+    // The causes are sources, not part of the message: print the whole chain (`{:#}` of an
+    // `anyhow::Error`) to see every one of them.
+    #[error("the sidecar could not start, so {command} was not run")]
     Sidecar { command: String, source: ProxyError },
-    #[error("installing the signal handlers, so {command} was not run: {source}")]
+    #[error(
+        "the upstream {upstream} is this sidecar itself ({listen}), so {command} was not run: every request \
+         would come back to it. Is ANTHROPIC_BASE_URL left over from an earlier toolmend? Unset it or name the \
+         real endpoint with --upstream"
+    )]
+    SelfLoop { command: String, upstream: String, listen: SocketAddr },
+    #[error("installing the signal handlers, so {command} was not run")]
     Signals { command: String, source: std::io::Error },
-    #[error("starting {command}: {source}")]
+    #[error("starting {command}")]
     Spawn { command: String, source: std::io::Error },
-    #[error("waiting for {command}: {source}")]
+    #[error("waiting for {command}")]
     Wait { command: String, source: std::io::Error },
 }
 
@@ -61,13 +69,16 @@ pub async fn run(config: Config, command: &[OsString]) -> Result<Finished, RunEr
     let name = program.to_string_lossy().into_owned();
     let server = Server::bind(config).await.map_err(|source| RunError::Sidecar { command: name.clone(), source })?;
     let app = server.app();
+    if env::is_the_sidecar(&app.config.upstream, server.local_addr()) {
+        let (upstream, listen) = (app.config.upstream.clone(), server.local_addr());
+        return Err(RunError::SelfLoop { command: name, upstream, listen });
+    }
     let url = sidecar_url(server.local_addr());
     let signals = child::Signals::install().map_err(|source| RunError::Signals { command: name.clone(), source })?;
-    let child = tokio::process::Command::new(program)
-        .args(args)
-        .envs(env::child_environment(&url, |name| std::env::var_os(name)))
-        .spawn()
-        .map_err(|source| RunError::Spawn { command: name.clone(), source })?;
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).envs(env::child_environment(&url, |name| std::env::var_os(name)));
+    child::die_with_parent(&mut command);
+    let child = command.spawn().map_err(|source| RunError::Spawn { command: name.clone(), source })?;
     tracing::debug!(sidecar = %url, upstream = %app.config.upstream_redacted(), command = %name, "started");
 
     let shutdown = CancellationToken::new();
