@@ -10,6 +10,9 @@ use std::cell::OnceCell;
 /// Longest quoted key a look ahead will scan for.
 const MAX_KEY_LOOKAHEAD: usize = 256;
 
+/// How many closers in a row a look past a closer in a quoted stretch steps over.
+const MAX_CLOSERS_BEFORE_MEMBER: usize = 3;
+
 /// A key followed by `:`, found by a look ahead.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct KeyAt {
@@ -28,6 +31,11 @@ pub(super) struct KeyAt {
 /// look-alike, though `\u{02D0}` is a letter.
 fn is_key_char(c: char) -> bool {
     (c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.') || is_invisible(c)) && !is_colon_like(c)
+}
+
+/// A letter of a CJK script: Hiragana, Katakana, Han, Hangul.
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}')
 }
 
 /// `True`, `False`, `None`: Python's literals, a literal-looking value too.
@@ -78,6 +86,16 @@ fn json_value_starts(text: &str) -> bool {
             && value.split_whitespace().next().is_some_and(|token| {
                 token.starts_with('"') || token.trim_end_matches([',', ';', ')', '}', ']']).parse::<f64>().is_ok()
             })
+}
+
+/// A colon spelled another way glued to a value at the start of `text`: a look-alike before
+/// any value (`\u{FF1A}true`), `::` before a scalar (`::600000`; `timeout::tests` is a path).
+fn glued_odd_colon_member(text: &str) -> bool {
+    match odd_colon(text) {
+        Some((len, OddColon::LookAlike)) => value_follows(&text[len..]),
+        Some((len, OddColon::Double)) => json_value_starts(&text[len..]),
+        _ => false,
+    }
 }
 
 /// A colon spelled another way at the start of `text` (the member grammar cannot read it):
@@ -261,7 +279,8 @@ impl Parser<'_> {
             return None;
         }
         let at_boundary = matches!(spot, Spot::Comma | Spot::LineStart);
-        if let Some(after_colon) = self.unreadable_key_at(pos).filter(|_| at_boundary) {
+        let cjk_text = || spot == Spot::LineStart && self.cjk_line_at(pos);
+        if let Some(after_colon) = self.unreadable_key_at(pos).filter(|_| at_boundary && !cjk_text()) {
             return Some(KeyAt { after_colon, strong: false, quoted: false, colon: true, readable: false });
         }
         let bytes = self.src.as_bytes();
@@ -291,6 +310,18 @@ impl Parser<'_> {
         }
         // `, description "clean"`, `, timeout 600000`: a declared word that lost its colon.
         self.lost_colon_at(pos).filter(|_| at_boundary).and_then(|value| weak(value, false, false))
+    }
+
+    /// A CJK line at `pos`: a word the object does not declare, a FULLWIDTH COLON and prose
+    /// (`作者：张三`, `Author：张三`), not a scalar that ends a member (`删除：true`).
+    fn cjk_line_at(&self, pos: usize) -> bool {
+        let len = self.key_word_len(pos);
+        let name = &self.src[pos..pos + len];
+        let Some(value) = self.src[pos + len..].strip_prefix('\u{FF1A}') else {
+            return false;
+        };
+        let cjk = name.chars().any(is_cjk) || value.trim_start_matches(is_inline_blank).starts_with(is_cjk);
+        len > 0 && cjk && !self.declares(name) && !scalar_ends_member(value)
     }
 
     /// The length of a key word at `pos` (possibly 0).
@@ -454,9 +485,17 @@ impl Parser<'_> {
             if c == '<' && self.declared_parameter_at(at) {
                 return true;
             }
+            // `dev;"run_in_background": true`: a quoted key glued to a separator is a key's
+            // spelling, not a quoted stretch.
+            if after_separator && matches!(c, '"' | '\'') && self.quoted_key_spelled_at(at) {
+                return true;
+            }
             // Inside a quoted stretch on one line (`git commit -m "fix: timeout: 0"`), as for
-            // the scan of the run, no key is looked for.
+            // the scan of the run, no key is looked for — unless it spans a member.
             if let Some(after) = matches!(c, '"' | '\'').then(|| self.text_quote_at(at, start)).flatten() {
+                if self.stretch_spans_member(at, after) {
+                    return true;
+                }
                 (i, after_separator, after_blank) = (after.min(end) - start, false, false);
                 continue;
             }
@@ -475,6 +514,61 @@ impl Parser<'_> {
             i += c.len_utf8();
         }
         false
+    }
+
+    /// A quoted name and its colon at `pos` (`"dry_run": true`, `'timeout'\u{FF1A}5`).
+    fn quoted_key_spelled_at(&self, pos: usize) -> bool {
+        self.key_at(pos, false).is_some_and(|key| key.quoted) || self.unreadable_key_at(pos).is_some()
+    }
+
+    /// Whether the single-quoted stretch from `at` to `end` spans a member: a comma before a
+    /// quoted key or a declared word and its colon, or a closer before a quoted key
+    /// (`'api, branch: main, env: users'`, `'a}, {"old_string": … users'`). A `'` closes at a
+    /// possessive as well (`users'`) and no parity tells the stretch from members; a stretch in
+    /// double quotes that spans a member leaves the member reading an odd `"`.
+    fn stretch_spans_member(&self, at: usize, end: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        if bytes[at] != b'\'' {
+            return false;
+        }
+        // What brackets opened inside the stretch hold is theirs (`'{"a": 1, "b": 2}'`).
+        let mut depth = 0usize;
+        for i in at + 1..end - 1 {
+            match bytes[i] {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth > 0 => depth -= 1,
+                b'}' | b']' if self.member_follows_closer(i) => return true,
+                b',' if depth == 0 => {
+                    let q = self.skip_blank(i + 1);
+                    if q < end - 1 && self.key_at(q, true).is_some() {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether a member follows the closer at `pos`, as if it closed containers: a few more
+    /// closers, a comma, perhaps an object's `{`, and a quoted key (`}, {"old_string":`).
+    fn member_follows_closer(&self, pos: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        let mut q = self.skip_blank(pos + 1);
+        for _ in 0..MAX_CLOSERS_BEFORE_MEMBER {
+            if !bytes.get(q).copied().is_some_and(is_closer) {
+                break;
+            }
+            q = self.skip_blank(q + 1);
+        }
+        if bytes.get(q) != Some(&b',') {
+            return false;
+        }
+        q = self.skip_blank(q + 1);
+        if bytes.get(q) == Some(&b'{') {
+            q = self.skip_blank(q + 1);
+        }
+        self.key_at(q, false).is_some_and(|key| key.quoted)
     }
 
     /// A member's shape right after a shell separator: an unreadable spelling, or a word, `:`
@@ -511,9 +605,11 @@ impl Parser<'_> {
         match spelled.decoration {
             // A name in ASCII quotes is a key the scan of the run walks both ways.
             Decoration::Quoted => false,
-            // `fix: handle it` is prose; `timeout: 600000` a member's shape.
+            // `fix: handle it` is prose; `timeout: 600000` a member's shape, and so is a
+            // declared name's odd colon glued to its value (`timeout\u{FF1A}600000`).
             Decoration::Plain => {
-                plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value)
+                (plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value))
+                    || (glued_odd_colon_member(after) && self.declares(spelled.name))
             }
             Decoration::Weak => self.declares(spelled.name) && value_follows(value),
             _ if self.declares(spelled.name) => value_follows(value),
