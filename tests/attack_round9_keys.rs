@@ -152,6 +152,8 @@ fn a_declared_name_with_an_odd_colon_glued_to_its_value_is_a_key() {
             "{\"command\": sleep 10 timeout\u{FF1A}600000}",
             "{\"command\": sleep 10 timeout::600000}",
             "{\"command\": npm run dev run_in_background::true}",
+            "{\"command\": sleep 10 \"timeout\"\u{FF1A}600000}",
+            "{\"command\": sleep 10 'timeout'\u{FF1A}600000}",
         ],
     );
     refuses(&grep(), &["{\"pattern\": TODO -C\u{FF1A}3}"]);
@@ -175,6 +177,7 @@ fn a_path_or_an_undeclared_name_before_an_odd_colon_is_text() {
         ("{\"command\": cargo test timeout::tests}", "cargo test timeout::tests"),
         ("{\"command\": cargo doc -p std::fs::write}", "cargo doc -p std::fs::write"),
         ("{\"command\": echo 状态\u{FF1A}完成}", "echo 状态\u{FF1A}完成"),
+        ("{\"command\": echo \"状态\"\u{FF1A}完成}", "echo \"状态\"\u{FF1A}完成"),
     ];
     for (raw, command) in cases {
         repairs_to(&bash(), raw, json!({"command": command}));

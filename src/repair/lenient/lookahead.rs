@@ -490,6 +490,10 @@ impl Parser<'_> {
             if after_separator && matches!(c, '"' | '\'') && self.quoted_key_spelled_at(at) {
                 return true;
             }
+            // `sleep 10 "timeout"\u{FF1A}600000`: no scan of the run walks an odd colon.
+            if after_blank && !after_separator && matches!(c, '"' | '\'') && self.mid_line_key_at(at, &one_line) {
+                return true;
+            }
             // Inside a quoted stretch on one line (`git commit -m "fix: timeout: 0"`), as for
             // the scan of the run, no key is looked for — unless it spans a member.
             if let Some(after) = matches!(c, '"' | '\'').then(|| self.text_quote_at(at, start)).flatten() {
@@ -603,8 +607,9 @@ impl Parser<'_> {
             None => return false,
         };
         match spelled.decoration {
-            // A name in ASCII quotes is a key the scan of the run walks both ways.
-            Decoration::Quoted => false,
+            // A name in ASCII quotes and `:` is a key the scan of the run walks both ways; a
+            // declared one before an odd colon is a member's shape it cannot read.
+            Decoration::Quoted => glued_odd_colon_member(plain) && self.declares(spelled.name),
             // `fix: handle it` is prose; `timeout: 600000` a member's shape, and so is a
             // declared name's odd colon glued to its value (`timeout\u{FF1A}600000`).
             Decoration::Plain => {
