@@ -537,8 +537,8 @@ impl Parser<'_> {
         }
         // What brackets opened inside the stretch hold is theirs (`'{"a": 1, "b": 2}'`).
         let mut depth = 0usize;
-        for i in at + 1..end - 1 {
-            match bytes[i] {
+        for (i, &byte) in bytes.iter().enumerate().take(end - 1).skip(at + 1) {
+            match byte {
                 b'{' | b'[' => depth += 1,
                 b'}' | b']' if depth > 0 => depth -= 1,
                 b'}' | b']' if self.member_follows_closer(i) => return true,
