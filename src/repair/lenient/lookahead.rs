@@ -485,7 +485,8 @@ impl Parser<'_> {
         let may_be_decorated = depth > 0
             && (first >= 0xC2
                 || matches!(first, b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | b'$' | b'%'));
-        for opening in openings(rest).filter(|_| may_be_decorated) {
+        let openings = if may_be_decorated { Some(openings(rest)) } else { None };
+        for opening in openings.into_iter().flatten() {
             let start = pos + opening.len;
             let pairs = opening.close.pairs();
             let blanks = if pairs { decoration_blanks_len(&self.src[start..]) } else { 0 };
