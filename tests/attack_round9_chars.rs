@@ -207,7 +207,8 @@ fn cjk_arabic_and_markup_text_that_names_no_key_still_repairs() {
     }
     let html =
         ["Read this. <b>Note</b>: see docs", "Intro\n<b>Note</b>: see docs", "a <code>x</code>: the <em>value</em>"];
-    for html in html.into_iter().chain(["Use <kbd>Ctrl</kbd>+<kbd>C</kbd>", "a <strong>b</strong>: c"]) {
+    let list = "<ul>\n<li><code>content</code>: the text</li>\n<li>file_path: where</li>\n</ul>";
+    for html in html.into_iter().chain(["Use <kbd>Ctrl</kbd>+<kbd>C</kbd>", "a <strong>b</strong>: c", list]) {
         repairs_to(
             &write(),
             &format!("{{\"file_path\": \"/a.html\", \"content\": {html}}}"),

@@ -509,8 +509,9 @@ impl Parser<'_> {
             let (colon, close) = match inside.or_else(|| Some((0, close_at(after)?))) {
                 Some(found) => found,
                 // A decoration left open before a name and its colon (``dev `dry_run: true``, a
-                // whole member in backticks): the name is still a key's.
-                None if colon.is_some() && blanks == 0 => {
+                // whole member in backticks): the name is still a key's. An element's tag holds
+                // text (`<li>content: the text</li>`).
+                None if colon.is_some() && blanks == 0 && !matches!(opening.close, Close::Tag(_)) => {
                     let decoration = if opening.marks == Marks::KeyShaped { decoration } else { Decoration::Strong };
                     return Some(Spelled { end: inner.end, decoration, ..inner });
                 }
