@@ -127,8 +127,12 @@ pub(crate) fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
         || GENERIC_NAMES.contains(&name.to_ascii_lowercase().as_str())
 }
 
-/// The tool a wrapper token names: `<invoke name="X">`, `<function=X>`, `functions.X:0`.
+/// The tool a wrapper token names: `<invoke name="X">`, `<function=X>`, `functions.X:0`,
+/// `[TOOL_CALLS]X`.
 fn named_tool(token: &str) -> Option<&str> {
+    if let Some(name) = token.strip_prefix(MISTRAL_CALLS) {
+        return (!name.is_empty()).then_some(name);
+    }
     if let Some(rest) = token.strip_prefix('<') {
         let rest = rest.trim_start_matches(['/', '|']);
         if let Some(at) = rest.find("name=\"") {
@@ -142,10 +146,17 @@ fn named_tool(token: &str) -> Option<&str> {
     Some(call.rsplit_once('.').map_or(call, |(_, name)| name))
 }
 
+/// Mistral's marker before its calls, the tool's name glued to it.
+const MISTRAL_CALLS: &str = "[TOOL_CALLS]";
+
 /// The tokens of call syntaxes that are not tags: a call id (`functions.search:0`, Kimi's) and
 /// bracketed markers (`[TOOL_CALLS]`, `[ARGS]`, Mistral's). The text after it.
 fn call_token(text: &str) -> Option<&str> {
-    for marker in ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"] {
+    if let Some(after) = text.strip_prefix(MISTRAL_CALLS) {
+        // `[TOOL_CALLS]Bash[ARGS]{…}`, `[TOOL_CALLS]Bash{…}`: the tool's name glued to the marker.
+        return Some(&after[lexeme::identifier_len(after).unwrap_or(0)..]);
+    }
+    for marker in ["[ARGS]", "[CALL_ID]"] {
         if let Some(after) = text.strip_prefix(marker) {
             return Some(after);
         }
