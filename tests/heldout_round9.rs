@@ -216,3 +216,51 @@ fn glm_writes_the_tool_name_as_text_after_its_envelope() {
         ],
     );
 }
+
+#[test]
+fn mistral_lists_its_calls_and_one_call_in_the_list_is_read() {
+    repairs_call_to(
+        "Bash",
+        &bash(),
+        "[TOOL_CALLS] [{\"name\": \"Bash\", \"arguments\": {\"command\": \"cargo clippy\"}}]",
+        json!({"command": "cargo clippy"}),
+    );
+    repairs_call_to(
+        "Bash",
+        &bash(),
+        "[TOOL_CALLS][{\"name\": \"Bash\", \"arguments\": {\"command\": \"ls\"}}]",
+        json!({"command": "ls"}),
+    );
+    refuses_call_to(
+        "Bash",
+        &bash(),
+        &[
+            // Two calls, or another tool's.
+            "[TOOL_CALLS] [{\"name\": \"Bash\", \"arguments\": {\"command\": \"ls\"}}, {\"name\": \"Bash\", \"arguments\": {\"command\": \"pwd\"}}]",
+            "[TOOL_CALLS] [{\"name\": \"Grep\", \"arguments\": {\"command\": \"ls\"}}]",
+            "[TOOL_CALLS]Bash [{\"command\": \"ls\"}]",
+        ],
+    );
+}
+
+#[test]
+fn a_lead_in_may_name_the_tool_by_the_words_of_its_name() {
+    let weather = schema(json!({"city": {"type": "string"}, "days": {"type": "integer"}}), &["city"], false);
+    let expected = json!({"city": "Hanoi", "days": 2});
+    let fenced = "\n```json\n{\"city\": \"Hanoi\", \"days\": 2}\n```";
+    for lead in ["Calling the weather tool:", "Using the forecast tool:", "Let me use Forecast:"] {
+        repairs_call_to("mcp__weather__forecast", &weather, &format!("{lead}{fenced}"), expected.clone());
+    }
+    repairs_call_to(
+        "Read",
+        &closed(json!({"file_path": {"type": "string"}}), &["file_path"]),
+        "Let me read it now:\n```json\n{\"file_path\": \"/app/config.ts\"}\n```",
+        json!({"file_path": "/app/config.ts"}),
+    );
+    // Words that are not the tool's may say where or how it runs.
+    refuses_call_to(
+        "mcp__weather__forecast",
+        &weather,
+        &[&format!("Calling the weather tool for tomorrow:{fenced}"), &format!("In the staging weather tool:{fenced}")],
+    );
+}
