@@ -3,9 +3,9 @@
 //! `<function=NAME>…</function>` or `<invoke name="…">…</invoke>`), and
 //! `<arg_key>K</arg_key><arg_value>V</arg_value>`. K must be a property the schema declares. V
 //! is verbatim text for a string property; for other types it is read as JSON. One line break
-//! right after the opening tag and one right before the closing tag belong to the syntax, as a pair. One
-//! block is one call: a second call after it, or a wrapper naming another tool, is never read
-//! into this one.
+//! right after the opening tag and one right before the closing tag belong to the syntax, as a
+//! pair. One block is one call: a second call after it, or a wrapper naming another tool, is
+//! never read into this one.
 
 use super::edit::{Edit, EditKind};
 use super::lenient::{names_this_tool, ParseOptions};
