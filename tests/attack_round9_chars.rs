@@ -161,6 +161,21 @@ fn a_key_in_markup_or_a_variable_is_decorated() {
     }
 }
 
+/// A tag around another decoration is still a key's (`<b><i>dry_run</i></b>:`): an element's
+/// first closing tag need not be its own. Reading nested markup as text would hand on the
+/// member inside a string, so the nesting counts as the key's spelling.
+#[test]
+fn a_key_in_nested_markup_is_decorated() {
+    let spellings = ["<b><i>{k}</i></b>", "<strong><code>{k}</code></strong>", "<p><kbd>{k}</kbd></p>"];
+    for spelling in spellings {
+        let spell = |k: &str| spelling.replace("{k}", k);
+        refuses(&bash(), &[&format!("{{\"command\": npm run dev, {}: true}}", spell("run_in_background"))]);
+        refuses(&bash(), &[&format!("{{\"command\": sleep 10 {}: 600000}}", spell("timeout"))]);
+        refuses(&edit(), &[&edit_with(&format!("bar, {}: true", spell("replace_all")))]);
+        refuses(&deploy(true), &[&format!("{{\"service\": web, {}: main}}", spell("branch"))]);
+    }
+}
+
 #[test]
 fn a_colon_or_blanks_inside_the_decoration_still_spell_a_key() {
     refuses(

@@ -1,5 +1,7 @@
 //! Which characters a look ahead treats alike however they are spelled: the invisible ones, the
-//! colons, the line breaks and the blanks. One place for each, so every look ahead agrees.
+//! colons, the line breaks and the blanks, and the punctuation of every script around a key
+//! (equals signs, separators, full stops, brackets and quotes). One place for each, so every
+//! look ahead agrees.
 
 mod punctuation;
 
