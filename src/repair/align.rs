@@ -4,7 +4,7 @@
 //! fit with different values are two readings, and that is refused.
 
 use super::edit::{total_cost, Edit, EditKind};
-use super::lenient::{Node, NodeKind};
+use super::lenient::{Member, Node, NodeKind};
 use super::lexeme;
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::{child_pointer, Shape, ShapeId, ShapeSet};
@@ -97,6 +97,10 @@ impl<'s> Aligner<'s> {
                 for member in members {
                     let child = self.shapes.property(id, &member.key);
                     let at = child_pointer(pointer, &member.key);
+                    if matches!(&member.value.kind, NodeKind::Bare(text) if text == "undefined") {
+                        self.undefined_member(member, child, &at, edits)?;
+                        continue;
+                    }
                     let value = self.align(&member.value, child, &at, edits, depth)?;
                     match map.get(&member.key) {
                         Some(previous) if previous != &value => {
@@ -154,6 +158,27 @@ impl<'s> Aligner<'s> {
         }
     }
 
+    /// `key: undefined` is the member not sent (as JSON.stringify drops it): left out, unless
+    /// null is a value the member may take, where the model may have meant null (`estimate:
+    /// null` clears an estimate, no member leaves it). A required member left out fails later.
+    fn undefined_member(
+        &self,
+        member: &Member,
+        id: ShapeId,
+        pointer: &str,
+        edits: &mut Vec<Edit>,
+    ) -> Result<(), Refusal> {
+        if self.fits(&Value::Null, id, 0) {
+            return Err(Refusal::new(
+                RefusalCode::Ambiguous,
+                format!("JavaScript's undefined at '{pointer}': the member left out, or null?"),
+                Some(member.value.span.start),
+            ));
+        }
+        edits.push(Edit::new(EditKind::ForeignLiteral, member.key_span.start..member.value.span.end, pointer));
+        Ok(())
+    }
+
     /// A single value where the schema wants an array of such values: a one-item array.
     fn wrap_if_listed(&self, value: Value, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>) -> Value {
         if self.lossless_only {
@@ -195,7 +220,16 @@ impl<'s> Aligner<'s> {
         let value = match (self.shapes.get(id), text) {
             // Python's and JavaScript's literals mean what they say, never the word as text:
             // where the schema wants a string, the reading fails and the call is refused.
-            (_, "True" | "False" | "None" | "undefined") => {
+            (_, "undefined") => {
+                // In an array JSON.stringify writes null, but the model wrote no JSON: null, or
+                // the item left out?
+                return Err(Refusal::new(
+                    RefusalCode::Ambiguous,
+                    format!("JavaScript's undefined at '{pointer}' has no JSON value"),
+                    Some(span.start),
+                ));
+            }
+            (_, "True" | "False" | "None") => {
                 note(EditKind::ForeignLiteral);
                 let literal = match text {
                     "True" => Value::Bool(true),

@@ -3,12 +3,13 @@
 //! `<function=NAME>…</function>` or `<invoke name="…">…</invoke>`), and
 //! `<arg_key>K</arg_key><arg_value>V</arg_value>`. K must be a property the schema declares. V
 //! is verbatim text for a string property; for other types it is read as JSON. One line break
-//! right after the opening tag and one right before the closing tag belong to the syntax. One
-//! block is one call: a second call after it, or a wrapper naming another tool, is never read
-//! into this one.
+//! right after the opening tag and one right before the closing tag belong to the syntax, as a
+//! pair. One block is one call: a second call after it, or a wrapper naming another tool, is
+//! never read into this one.
 
 use super::edit::{Edit, EditKind};
 use super::lenient::{names_this_tool, ParseOptions};
+use super::lexeme;
 use super::outcome::{Refusal, RefusalCode};
 use super::readings::{Reading, Readings};
 use super::RepairOptions;
@@ -64,6 +65,25 @@ fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
         true => Err(syntax("a value holds the call syntax's own tags: a tag is damaged", span.start)),
         false => Ok(()),
     }
+}
+
+/// The first declared key that `text` holds a parameter tag for, in any of the syntaxes
+/// (`<parameter name="K">`, `<parameter=K>`, `<arg_key>K</arg_key>`): text that is also a
+/// reading as that syntax, the tags leaked into a value. Each tag is read up to the next `<`.
+pub fn names_declared_key<'k>(text: &str, declared: &[&'k str]) -> Option<&'k str> {
+    memchr::memchr_iter(b'<', text.as_bytes()).find_map(|at| {
+        let tag = tag_at(text, at).filter(|tag| !tag.closing)?;
+        let key = match tag.name {
+            "parameter" => parameter_name(tag.attributes)?,
+            "arg_key" => {
+                let rest = &text[tag.span.end..];
+                let end = memchr::memchr(b'<', rest.as_bytes())?;
+                rest[..end].trim().to_string()
+            }
+            _ => return None,
+        };
+        declared.iter().find(|k| **k == key).copied()
+    })
 }
 
 /// A value's text beyond its tags: no damaged closing tag, no doubled `>`, no entity.
@@ -289,6 +309,11 @@ impl<'a> Call<'a> {
         Ok(())
     }
 
+    /// Right after `<tool_call>`, before any name or parameter: where GLM writes the name.
+    fn awaits_name(&self) -> bool {
+        self.opened.last() == Some(&"tool_call") && !self.in_parameters && !self.closing
+    }
+
     fn parameter(&mut self, at: usize) -> Result<(), Refusal> {
         match self.closing {
             true => Err(second_call(at)),
@@ -328,7 +353,14 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             outside(raw, pos..raw.len())?;
             break;
         };
-        outside(raw, pos..pos + offset)?;
+        let text = raw[pos..pos + offset].trim();
+        if call.awaits_name() && lexeme::identifier_len(text) == Some(text.len()) && !text.is_empty() {
+            // GLM's `<tool_call>Grep⏎<arg_key>…`: the tool's name as text after the envelope.
+            call.open("name", pos)?;
+            names_this_call(text, tool, pos)?;
+        } else {
+            outside(raw, pos..pos + offset)?;
+        }
         let start = pos + offset;
         let Some(tag) = tag_at(raw, start) else {
             return Err(syntax("text between the parameters that is not a tag", start));
@@ -450,29 +482,30 @@ fn parameter_name(attributes: &str) -> Option<String> {
 }
 
 /// The text of an element whose opening tag ended at `from`, up to its closing tag, without
-/// the one line break the syntax puts on either side; and where the closing tag ends.
+/// the line breaks the syntax puts on either side; and where the closing tag ends.
 /// One forward scan over the `</`s; each one's tag is read up to the next `<` at most.
 fn element_text(raw: &str, from: usize, name: &str) -> Result<(Range<usize>, usize), Refusal> {
     for offset in memmem::find_iter(&raw.as_bytes()[from..], b"</") {
         let at = from + offset;
         match tag_at(raw, at) {
             Some(tag) if tag.closing && tag.name == name => {
-                let mut start = from;
-                let mut end = at;
-                if raw[start..end].starts_with("\r\n") {
-                    start += 2;
-                } else if raw[start..end].starts_with('\n') {
-                    start += 1;
-                }
-                if raw[start..end].ends_with("\r\n") {
-                    end -= 2;
-                } else if raw[start..end].ends_with('\n') {
-                    end -= 1;
-                }
-                return Ok((start..end, tag.span.end));
+                return Ok((without_layout(raw, from..at), tag.span.end));
             }
             _ => {}
         }
     }
     Err(Refusal::new(RefusalCode::Truncated, format!("the input ends inside a <{name}> value"), Some(from)))
+}
+
+/// `span` without one line break on either side, when it has one on both (Qwen's layout). One
+/// on a side alone is the value's own (`<parameter name="content">…</project>⏎</parameter>`: a
+/// file's last line break), as in Claude's layout, which puts none.
+fn without_layout(raw: &str, span: Range<usize>) -> Range<usize> {
+    let text = &raw[span.clone()];
+    let lead = if text.starts_with("\r\n") { 2 } else { usize::from(text.starts_with('\n')) };
+    let trail = if text.ends_with("\r\n") { 2 } else { usize::from(text.ends_with('\n')) };
+    match lead > 0 && trail > 0 && lead + trail <= text.len() {
+        true => span.start + lead..span.end - trail,
+        false => span,
+    }
 }

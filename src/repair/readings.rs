@@ -3,7 +3,7 @@
 //! once, and if two different readings validate the call is refused as ambiguous.
 
 use super::edit::{Edit, EditKind};
-use super::lenient::Node;
+use super::lenient::{Node, NodeKind};
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::ToolSchema;
 use serde_json::Value;
@@ -39,13 +39,20 @@ impl<'a> Readings<'a> {
             // `{"name": "tool", "parameters": {…}}`: the call's envelope around its input.
             let mut edits = reading.edits.clone();
             edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
-            self.offer(Reading { value: inner.clone(), edits, tree: None })?;
+            self.offer(Reading { value: inner, edits, tree: None })?;
         }
         if let Some((pointer, message)) = violation(&reading.value, self.schema) {
             let position = reading.tree.as_ref().map(|t| t.at_pointer(&pointer).span.start);
             let at = if pointer.is_empty() { "the input".to_string() } else { format!("'{pointer}'") };
             self.fail(Refusal::new(RefusalCode::SchemaMismatch, format!("{at}: {message}"), position));
             return Ok(());
+        }
+        if let Some(key) = self.leaked_tags(&reading) {
+            return Err(Refusal::new(
+                RefusalCode::Ambiguous,
+                format!("a repaired string holds the call syntax's tags for '{key}': they may be the call's"),
+                None,
+            ));
         }
         if let Some(other) = self.fitting.iter().find(|r| !same_value(&r.value, &reading.value)) {
             let at = first_difference(&other.value, &reading.value);
@@ -59,6 +66,30 @@ impl<'a> Readings<'a> {
             self.fitting.push(reading);
         }
         Ok(())
+    }
+
+    /// A declared key that a string of the reading names in foreign call tags, where the
+    /// string needed an edit (`"npm test</parameter>⏎<parameter name="description">Run"`): the
+    /// tags' reading of it is a second one.
+    fn leaked_tags(&self, reading: &Reading) -> Option<String> {
+        let (schema, tree) = (self.schema?, reading.tree.as_ref()?);
+        let declared = schema.shapes().known_keys(schema.shapes().root())?;
+        let mut pending = vec![tree];
+        while let Some(node) = pending.pop() {
+            match &node.kind {
+                NodeKind::Object(members) => pending.extend(members.iter().map(|m| &m.value)),
+                NodeKind::Array(items) | NodeKind::List(items) => pending.extend(items),
+                NodeKind::Str(text) | NodeKind::Bare(text) => {
+                    let edited =
+                        reading.edits.iter().any(|e| node.span.contains(&e.span[0]) && e.span[1] <= node.span.end);
+                    if let Some(key) = edited.then(|| super::foreign::names_declared_key(text, &declared)).flatten() {
+                        return Some(key.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// A reading that did not get as far as a fitting value. The refusal kept is the one that
@@ -105,21 +136,33 @@ impl<'a> Readings<'a> {
     }
 }
 
-/// The input inside a call envelope: an object of exactly `name` (the tool's own name) and
-/// `parameters` or `arguments` (an object), optionally `type: "function"`.
-fn envelope<'v>(value: &'v Value, tool: Option<&str>) -> Option<&'v Value> {
+/// The input inside a call envelope: an object of exactly `name` (the tool's own name) and one
+/// of `parameters`, `arguments` or `input` (the Messages API's) — an object, or a string holding
+/// one as JSON (OpenAI's `"arguments": "{…}"`) — optionally `type: "function"` or `"tool_use"`.
+fn envelope(value: &Value, tool: Option<&str>) -> Option<Value> {
     let map = value.as_object()?;
     let name = map.get("name")?.as_str()?;
     if tool != Some(name) {
         return None;
     }
-    // Both given: two inputs for one call, either of which may be the one meant.
-    if map.contains_key("parameters") && map.contains_key("arguments") {
+    // Two given: two inputs for one call, either of which may be the one meant.
+    let mut inputs = ["parameters", "arguments", "input"].into_iter().filter_map(|k| map.get(k));
+    let (Some(inner), None) = (inputs.next(), inputs.next()) else {
+        return None;
+    };
+    let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "input" | "type");
+    let typed = map.get("type").is_none_or(|t| t == "function" || t == "tool_use");
+    if !(map.len() <= 3 && map.keys().all(known) && typed) {
         return None;
     }
-    let inner = map.get("parameters").or_else(|| map.get("arguments")).filter(|v| v.is_object())?;
-    let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "type");
-    (map.len() <= 3 && map.keys().all(known) && map.get("type").is_none_or(|t| t == "function")).then_some(inner)
+    match inner {
+        Value::Object(_) => Some(inner.clone()),
+        // Only what serde_json reads, with no key given twice (it would keep the last).
+        Value::String(text) if !super::json5_reading::has_duplicate_keys(text) => {
+            serde_json::from_str::<Value>(text).ok().filter(Value::is_object)
+        }
+        _ => None,
+    }
 }
 
 /// The first schema violation, or `None`; without a schema any object is acceptable.

@@ -2,13 +2,19 @@
 //! the object may be dropped. Each look is bounded so the whole parse stays linear.
 
 use super::parser::{FrameKind, Parser};
-use super::unicode::{colon_like_len, is_blank, is_colon_like, is_inline_blank, is_invisible, is_line_break, visible};
+use super::unicode::{
+    colon_like_len, equals_like_len, is_blank, is_colon_like, is_inline_blank, is_invisible, is_line_break,
+    punctuation, visible, Punctuation,
+};
 use super::wrapper;
 use crate::repair::lexeme;
 use std::cell::OnceCell;
 
 /// Longest quoted key a look ahead will scan for.
 const MAX_KEY_LOOKAHEAD: usize = 256;
+
+/// How many closers in a row a look past a closer in a quoted stretch steps over.
+const MAX_CLOSERS_BEFORE_MEMBER: usize = 3;
 
 /// A key followed by `:`, found by a look ahead.
 #[derive(Debug, Clone, Copy)]
@@ -25,9 +31,19 @@ pub(super) struct KeyAt {
 }
 
 /// Characters of a key word: letters, digits, `_ - $ .`, and the invisible ones; no colon
-/// look-alike, though `\u{02D0}` is a letter.
+/// look-alike, though `\u{02D0}` and `\u{A4FD}` are letters.
 fn is_key_char(c: char) -> bool {
     (c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '.') || is_invisible(c)) && !is_colon_like(c)
+}
+
+/// A letter of a CJK script: Hiragana, Katakana, Han, Hangul.
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}')
+}
+
+/// A whole key word with a letter (`dry_run`, not `12` or `a b`).
+fn is_key_word(text: &str) -> bool {
+    text.chars().all(is_key_char) && text.chars().any(char::is_alphabetic)
 }
 
 /// `True`, `False`, `None`: Python's literals, a literal-looking value too.
@@ -80,6 +96,16 @@ fn json_value_starts(text: &str) -> bool {
             })
 }
 
+/// A colon spelled another way glued to a value at the start of `text`: a look-alike before
+/// any value (`\u{FF1A}true`), `::` before a scalar (`::600000`; `timeout::tests` is a path).
+fn glued_odd_colon_member(text: &str) -> bool {
+    match odd_colon(text) {
+        Some((len, OddColon::LookAlike)) => value_follows(&text[len..]),
+        Some((len, OddColon::Double)) => json_value_starts(&text[len..]),
+        _ => false,
+    }
+}
+
 /// A colon spelled another way at the start of `text` (the member grammar cannot read it):
 /// its length and kind.
 fn odd_colon(text: &str) -> Option<(usize, OddColon)> {
@@ -89,10 +115,11 @@ fn odd_colon(text: &str) -> Option<(usize, OddColon)> {
     if let Some(len) = colon_like_len(text).filter(|_| !text.starts_with(':')) {
         return Some((len, OddColon::LookAlike));
     }
-    // `key = v`, `key => v`, `key == v`: an assignment or a Ruby pair.
+    // `key = v`, `key => v`, `key == v`: an assignment or a Ruby pair; `key\u{FF1D}v` too.
     let blanks = text.len() - text.trim_start_matches(is_inline_blank).len();
-    let equals = ["=>", "==", "="].iter().find(|op| text[blanks..].starts_with(**op))?;
-    Some((blanks + equals.len(), OddColon::Equals))
+    let equals = ["=>", "==", "="].iter().find(|op| text[blanks..].starts_with(**op)).map(|op| op.len());
+    let equals = equals.or_else(|| equals_like_len(&text[blanks..]))?;
+    Some((blanks + equals, OddColon::Equals))
 }
 
 /// How an odd colon is spelled, which says what value makes it a member's.
@@ -109,8 +136,9 @@ enum OddColon {
 
 /// What prose or other syntaxes put around a key: an opening, a closing, and whether it marks
 /// a key whatever its name (strong) or only a declared one (brackets, `#`, `~~`, `<…>`, Ruby's
-/// `:`, an object's `{`: code and shell text use them too).
-const DECORATIONS: [(&str, &str, bool); 21] = [
+/// `:`, an object's `{`, a shell's `${…}`, a Windows `%…%`: code and shell text use them too).
+/// Past these, HTML elements and the punctuation of every script open one (see [`openings`]).
+const DECORATIONS: [(&str, &str, bool); 23] = [
     ("**", "**", true),
     ("*", "*", true),
     ("`", "`", true),
@@ -132,10 +160,109 @@ const DECORATIONS: [(&str, &str, bool); 21] = [
     ("[", "", false),
     ("#", "", false),
     (":", "", false),
+    ("${", "}", false),
+    ("%", "%", false),
 ];
 
 /// How many decorations one inside another a key's spelling may have.
 const MAX_NESTED_DECORATIONS: usize = 3;
+
+/// How many blanks a decoration that closes may hold on each side of its name
+/// (`` ` dry_run `: ``, `** dry_run **:`).
+const MAX_DECORATION_BLANKS: usize = 3;
+
+/// The longest HTML element name read as a decoration (`<code>`, `<strong>`, `<kbd>`).
+const MAX_TAG_NAME: usize = 16;
+
+/// Where a decoration closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Close<'s> {
+    /// This text; none where the decoration only opens (`@dry_run:`).
+    Text(&'s str),
+    /// Closing or two-way punctuation of any script (`「dry_run」`, `‹dry_run›`, `»dry_run«`).
+    Punctuation,
+    /// The closing tag of the HTML element of this name (`<code>dry_run</code>`).
+    Tag(&'s str),
+}
+
+impl Close<'_> {
+    /// The length of this close at the start of `text`.
+    fn len_at(self, text: &str) -> Option<usize> {
+        match self {
+            Close::Text(close) => text.starts_with(close).then_some(close.len()),
+            Close::Punctuation => text
+                .chars()
+                .next()
+                .filter(|&c| matches!(punctuation(c), Some(Punctuation::Closing | Punctuation::Either)))
+                .map(char::len_utf8),
+            Close::Tag(name) => text.strip_prefix("</")?.strip_prefix(name)?.starts_with('>').then_some(name.len() + 3),
+        }
+    }
+
+    /// Whether the decoration closes at all: only then may it hold blanks.
+    fn pairs(self) -> bool {
+        self != Close::Text("")
+    }
+}
+
+/// Which names a decoration marks as a key's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marks {
+    /// Any name.
+    AnyName,
+    /// Only a declared one (code and shell text use the decoration too).
+    Declared,
+    /// A name spelled as keys are (see [`is_key_spelling`]), or a declared one: CJK text puts
+    /// its own words in `「…」` and `【…】`.
+    KeyShaped,
+}
+
+/// A decoration opening at the start of a text.
+struct Opening<'s> {
+    len: usize,
+    close: Close<'s>,
+    marks: Marks,
+}
+
+/// The decorations that may open at the start of `rest`, in the order they are tried: an HTML
+/// element's tag, the table's, then opening or two-way punctuation of any script (Ps, Pi, Pf,
+/// primes; see [`Punctuation`]).
+fn openings(rest: &str) -> impl Iterator<Item = Opening<'_>> {
+    let tag =
+        html_tag(rest).map(|name| Opening { len: name.len() + 2, close: Close::Tag(name), marks: Marks::Declared });
+    let table =
+        DECORATIONS.iter().filter(move |(open, _, _)| rest.starts_with(open)).map(|&(open, close, strong)| Opening {
+            len: open.len(),
+            close: Close::Text(close),
+            marks: if strong { Marks::AnyName } else { Marks::Declared },
+        });
+    let script = rest
+        .chars()
+        .next()
+        .filter(|&c| matches!(punctuation(c), Some(Punctuation::Opening | Punctuation::Either)))
+        .map(|c| Opening { len: c.len_utf8(), close: Close::Punctuation, marks: Marks::KeyShaped });
+    tag.into_iter().chain(table).chain(script)
+}
+
+/// The element name of an HTML opening tag without attributes at the start of `text` (`<b>`).
+fn html_tag(text: &str) -> Option<&str> {
+    let name = text.strip_prefix('<')?;
+    let len = name.bytes().take(MAX_TAG_NAME + 1).position(|b| !b.is_ascii_alphanumeric())?;
+    let letter_first = name.as_bytes().first().is_some_and(u8::is_ascii_alphabetic);
+    (letter_first && name[len..].starts_with('>')).then(|| &name[..len])
+}
+
+/// A name spelled as keys are: ASCII letters, digits and `_ - $ .`, a letter among them. In CJK
+/// or Arabic punctuation such a name is a key's; a word of the script is the text's own.
+fn is_key_spelling(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'$' | b'.'))
+        && name.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// The length of the blanks (up to [`MAX_DECORATION_BLANKS`]) at the start of `text`.
+fn decoration_blanks_len(text: &str) -> usize {
+    text.chars().take(MAX_DECORATION_BLANKS).take_while(|&c| is_inline_blank(c)).map(char::len_utf8).sum()
+}
 
 /// How a name at a position is spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,7 +388,8 @@ impl Parser<'_> {
             return None;
         }
         let at_boundary = matches!(spot, Spot::Comma | Spot::LineStart);
-        if let Some(after_colon) = self.unreadable_key_at(pos).filter(|_| at_boundary) {
+        let cjk_text = || spot == Spot::LineStart && self.cjk_line_at(pos);
+        if let Some(after_colon) = self.unreadable_key_at(pos).filter(|_| at_boundary && !cjk_text()) {
             return Some(KeyAt { after_colon, strong: false, quoted: false, colon: true, readable: false });
         }
         let bytes = self.src.as_bytes();
@@ -293,6 +421,18 @@ impl Parser<'_> {
         self.lost_colon_at(pos).filter(|_| at_boundary).and_then(|value| weak(value, false, false))
     }
 
+    /// A CJK line at `pos`: a word the object does not declare, a FULLWIDTH COLON and prose
+    /// (`作者：张三`, `Author：张三`), not a scalar that ends a member (`删除：true`).
+    fn cjk_line_at(&self, pos: usize) -> bool {
+        let len = self.key_word_len(pos);
+        let name = &self.src[pos..pos + len];
+        let Some(value) = self.src[pos + len..].strip_prefix('\u{FF1A}') else {
+            return false;
+        };
+        let cjk = name.chars().any(is_cjk) || value.trim_start_matches(is_inline_blank).starts_with(is_cjk);
+        len > 0 && cjk && !self.declares(name) && !scalar_ends_member(value)
+    }
+
     /// The length of a key word at `pos` (possibly 0).
     fn key_word_len(&self, pos: usize) -> usize {
         let rest = &self.src[pos..];
@@ -315,7 +455,11 @@ impl Parser<'_> {
             return None;
         }
         if spelled.colon_inside {
-            return Some(spelled.end);
+            // `"Usage:" foo` is a quoted phrase: `"dry_run:" true` a member's shape.
+            let phrase = spelled.decoration == Decoration::Quoted
+                && !self.declares(spelled.name)
+                && !scalar_ends_member(&self.src[spelled.end..]);
+            return (!phrase).then_some(spelled.end);
         }
         let decorated = matches!(spelled.decoration, Decoration::Strong | Decoration::Weak);
         let after = &self.src[spelled.end..];
@@ -354,43 +498,57 @@ impl Parser<'_> {
         let first = *rest.as_bytes().first()?;
         if matches!(first, b'"' | b'\'') {
             let close = pos + 1 + memchr::memchr2(first, b'\n', &rest.as_bytes()[1..])?;
-            let name = &self.src[pos + 1..close];
+            let quoted = &self.src[pos + 1..close];
+            // `"dry_run:" true`: the colon inside the quotes.
+            let (name, colon_inside) = match quoted.char_indices().next_back() {
+                Some((at, c)) if is_colon_like(c) && is_key_word(&quoted[..at]) => (&quoted[..at], true),
+                _ => (quoted, false),
+            };
             let decoration = if name.chars().any(is_invisible) { Decoration::Strong } else { Decoration::Quoted };
             return (self.src.as_bytes()[close] == first).then_some(Spelled {
                 name,
                 end: close + 1,
                 decoration,
-                colon_inside: false,
+                colon_inside,
             });
         }
         // Only these bytes start a decoration: most words need no look at the table.
         let may_be_decorated = depth > 0
-            && matches!(
-                first,
-                b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | 0xC2 | 0xE2 | 0xEF
-            );
-        let decorations = DECORATIONS.iter().filter(|_| may_be_decorated);
-        for (open, close, strong) in decorations.filter(|(open, _, _)| rest.starts_with(open)) {
-            let Some(inner) = self.spelled_within(pos + open.len(), depth - 1) else { continue };
+            && (first >= 0xC2
+                || matches!(first, b'*' | b'`' | b'@' | b'~' | b'[' | b'(' | b'<' | b'{' | b'#' | b':' | b'$' | b'%'));
+        let openings = if may_be_decorated { Some(openings(rest)) } else { None };
+        for opening in openings.into_iter().flatten() {
+            let start = pos + opening.len;
+            let pairs = opening.close.pairs();
+            let blanks = if pairs { decoration_blanks_len(&self.src[start..]) } else { 0 };
+            let Some(inner) = self.spelled_within(start + blanks, depth - 1) else { continue };
             // `{"timeout": 30}` is JSON inside text: its quoted key is the scan's to walk.
             let decoration = match inner.decoration {
-                _ if *strong => Decoration::Strong,
+                _ if opening.marks == Marks::AnyName => Decoration::Strong,
+                _ if opening.marks == Marks::KeyShaped && is_key_spelling(inner.name) => Decoration::Strong,
                 Decoration::Plain => Decoration::Weak,
                 inner => inner,
             };
             let after = &self.src[inner.end..];
-            // `**dry_run:**`: the colon inside the decoration.
-            let colon = match colon_like_len(after) {
-                Some(len) if !inner.colon_inside && !close.is_empty() && after[len..].starts_with(close) => len,
-                _ if after.starts_with(close) => 0,
-                // A decoration left open before a name and its colon (``dev `dry_run: true``, a
-                // whole member in backticks): the name is still a key's.
-                Some(_) if !inner.colon_inside => {
-                    return Some(Spelled { end: inner.end, decoration: Decoration::Strong, ..inner });
-                }
-                _ => continue,
+            let close_at = |text: &str| {
+                let blanks = if pairs { decoration_blanks_len(text) } else { 0 };
+                opening.close.len_at(&text[blanks..]).map(|len| blanks + len)
             };
-            let end = inner.end + colon + close.len();
+            let colon = colon_like_len(after).filter(|_| !inner.colon_inside);
+            // `**dry_run:**`: the colon inside the decoration.
+            let inside = colon.filter(|_| pairs).and_then(|len| Some((len, close_at(&after[len..])?)));
+            let (colon, close) = match inside.or_else(|| Some((0, close_at(after)?))) {
+                Some(found) => found,
+                // A decoration left open before a name and its colon (``dev `dry_run: true``, a
+                // whole member in backticks): the name is still a key's. An element's tag holds
+                // text (`<li>content: the text</li>`).
+                None if colon.is_some() && blanks == 0 && !matches!(opening.close, Close::Tag(_)) => {
+                    let decoration = if opening.marks == Marks::KeyShaped { decoration } else { Decoration::Strong };
+                    return Some(Spelled { end: inner.end, decoration, ..inner });
+                }
+                None => continue,
+            };
+            let end = inner.end + colon + close;
             return Some(Spelled { name: inner.name, end, decoration, colon_inside: inner.colon_inside || colon > 0 });
         }
         let end = pos + self.key_word_len(pos);
@@ -438,6 +596,8 @@ impl Parser<'_> {
         let one_line = OnceCell::new();
         let one_line = || *one_line.get_or_init(|| !text.contains(is_line_break));
         let mut after_separator = false;
+        // After a CJK or Arabic comma or semicolon (see `separated_key_at`).
+        let mut after_prose_separator = false;
         let mut after_blank = false;
         let mut i = 0;
         while i < bytes.len() {
@@ -454,32 +614,111 @@ impl Parser<'_> {
             if c == '<' && self.declared_parameter_at(at) {
                 return true;
             }
+            // `dev;"run_in_background": true`: a quoted key glued to a separator is a key's
+            // spelling, not a quoted stretch.
+            if after_separator && matches!(c, '"' | '\'') && self.quoted_key_spelled_at(at) {
+                return true;
+            }
+            // `sleep 10 "timeout"\u{FF1A}600000`: no scan of the run walks an odd colon.
+            if after_blank && !after_separator && matches!(c, '"' | '\'') && self.mid_line_key_at(at, &one_line) {
+                return true;
+            }
             // Inside a quoted stretch on one line (`git commit -m "fix: timeout: 0"`), as for
-            // the scan of the run, no key is looked for.
+            // the scan of the run, no key is looked for — unless it spans a member.
             if let Some(after) = matches!(c, '"' | '\'').then(|| self.text_quote_at(at, start)).flatten() {
+                if self.stretch_spans_member(at, after) {
+                    return true;
+                }
                 (i, after_separator, after_blank) = (after.min(end) - start, false, false);
                 continue;
             }
-            // A lone `&` glued to words is a URL's query (`?q=x&hl=en`), not a shell's `&`.
-            let separator = matches!(c, ';' | '|' | '(') || (c == '&' && !is_query_ampersand(bytes, i));
+            // A lone `&` glued to words is a URL's query (`?q=x&hl=en`), not a shell's `&`. CJK
+            // and Arabic text put no blank after their commas and semicolons (`bar、key：v`).
+            let class = punctuation(c);
+            let prose_separator = class == Some(Punctuation::Separator);
+            let separator =
+                matches!(c, ';' | '|' | '(') || (c == '&' && !is_query_ampersand(bytes, i)) || prose_separator;
             // `.timeout: 5` in a jq filter, `$x: 1`: a path or a variable, not a name.
             let word_starts = !matches!(c, '.' | '$') && !separator && !is_inline_blank(c);
             let shaped = word_starts
-                && ((after_separator && self.separated_key_at(at))
+                && ((after_separator && self.separated_key_at(at, after_prose_separator))
                     || (after_blank && !after_separator && self.mid_line_key_at(at, &one_line)));
             if shaped {
                 return true;
             }
             after_separator = separator || (after_separator && is_inline_blank(c));
-            after_blank = is_inline_blank(c);
+            after_prose_separator = prose_separator || (after_prose_separator && is_inline_blank(c));
+            // Nor after a wide full stop: `。key:` is `. key:`.
+            after_blank = is_inline_blank(c) || class == Some(Punctuation::FullStop);
             i += c.len_utf8();
         }
         false
     }
 
+    /// A quoted name and its colon at `pos` (`"dry_run": true`, `'timeout'\u{FF1A}5`).
+    fn quoted_key_spelled_at(&self, pos: usize) -> bool {
+        self.key_at(pos, false).is_some_and(|key| key.quoted) || self.unreadable_key_at(pos).is_some()
+    }
+
+    /// Whether the single-quoted stretch from `at` to `end` spans a member: a comma before a
+    /// quoted key or a declared word and its colon, or a closer before a quoted key
+    /// (`'api, branch: main, env: users'`, `'a}, {"old_string": … users'`). A `'` closes at a
+    /// possessive as well (`users'`) and no parity tells the stretch from members; a stretch in
+    /// double quotes that spans a member leaves the member reading an odd `"`.
+    fn stretch_spans_member(&self, at: usize, end: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        if bytes[at] != b'\'' {
+            return false;
+        }
+        // What brackets opened inside the stretch hold is theirs (`'{"a": 1, "b": 2}'`).
+        let mut depth = 0usize;
+        for (i, &byte) in bytes.iter().enumerate().take(end - 1).skip(at + 1) {
+            match byte {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth > 0 => depth -= 1,
+                b'}' | b']' if self.member_follows_closer(i) => return true,
+                b',' if depth == 0 => {
+                    let q = self.skip_blank(i + 1);
+                    if q < end - 1 && self.key_at(q, true).is_some() {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether a member follows the closer at `pos`, as if it closed containers: a few more
+    /// closers, a comma, perhaps an object's `{`, and a quoted key (`}, {"old_string":`).
+    fn member_follows_closer(&self, pos: usize) -> bool {
+        let bytes = self.src.as_bytes();
+        let mut q = self.skip_blank(pos + 1);
+        for _ in 0..MAX_CLOSERS_BEFORE_MEMBER {
+            if !bytes.get(q).copied().is_some_and(is_closer) {
+                break;
+            }
+            q = self.skip_blank(q + 1);
+        }
+        if bytes.get(q) != Some(&b',') {
+            return false;
+        }
+        q = self.skip_blank(q + 1);
+        if bytes.get(q) == Some(&b'{') {
+            q = self.skip_blank(q + 1);
+        }
+        self.key_at(q, false).is_some_and(|key| key.quoted)
+    }
+
     /// A member's shape right after a shell separator: an unreadable spelling, or a word, `:`
-    /// and any value that starts no path (`host:/x`, `a::b`, `C:\`).
-    fn separated_key_at(&self, pos: usize) -> bool {
+    /// and any value that starts no path (`host:/x`, `a::b`, `C:\`). After a CJK or Arabic
+    /// comma or semicolon (`prose`), only for a name spelled as keys are or a declared one: a
+    /// word of the script before a colon is the text's (`注意，错误：文件不存在`).
+    fn separated_key_at(&self, pos: usize, prose: bool) -> bool {
+        let key_named = |spelled: Spelled<'_>| is_key_spelling(spelled.name) || self.declares(spelled.name);
+        if prose && !self.spelled_name_at(pos).is_some_and(key_named) {
+            return false;
+        }
         if self.unreadable_key_at(pos).is_some() {
             return true;
         }
@@ -509,11 +748,14 @@ impl Parser<'_> {
             None => return false,
         };
         match spelled.decoration {
-            // A name in ASCII quotes is a key the scan of the run walks both ways.
-            Decoration::Quoted => false,
-            // `fix: handle it` is prose; `timeout: 600000` a member's shape.
+            // A name in ASCII quotes and `:` is a key the scan of the run walks both ways; a
+            // declared one before an odd colon is a member's shape it cannot read.
+            Decoration::Quoted => glued_odd_colon_member(plain) && self.declares(spelled.name),
+            // `fix: handle it` is prose; `timeout: 600000` a member's shape, and so is a
+            // declared name's odd colon glued to its value (`timeout\u{FF1A}600000`).
             Decoration::Plain => {
-                plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value)
+                (plain.len() == after.len() && value.starts_with(is_inline_blank) && json_value_starts(value))
+                    || (glued_odd_colon_member(after) && self.declares(spelled.name))
             }
             Decoration::Weak => self.declares(spelled.name) && value_follows(value),
             _ if self.declares(spelled.name) => value_follows(value),

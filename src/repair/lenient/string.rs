@@ -130,7 +130,8 @@ impl Parser<'_> {
     }
 
     /// Decodes the escape at `at` into `text`. Returns the bytes consumed (1 when the backslash
-    /// starts no escape and is kept literally) and whether it was a letter escape (`\n`, `\u..`).
+    /// starts no escape and is kept literally) and whether a backslash kept literally would read
+    /// it otherwise: a letter escape (`\n`, `\u..`) or `\\` (`\\srv\share`: one backslash or two).
     fn escape(&mut self, at: usize, quote: u8, text: &mut String) -> Result<(usize, bool), SyntaxError> {
         let bytes = self.src.as_bytes();
         let decoded = match bytes.get(at + 1) {
@@ -159,7 +160,7 @@ impl Parser<'_> {
             }
         };
         text.push(decoded);
-        Ok((2, decoded.is_ascii_alphabetic() || decoded.is_ascii_control()))
+        Ok((2, decoded == '\\' || decoded.is_ascii_alphabetic() || decoded.is_ascii_control()))
     }
 
     /// `\uXXXX`, with a surrogate pair as one character. `None` when the hex digits are missing.

@@ -1,6 +1,11 @@
 //! Which characters a look ahead treats alike however they are spelled: the invisible ones, the
-//! colons, the line breaks and the blanks. One place for each, so every look ahead agrees.
+//! colons, the line breaks and the blanks, and the punctuation of every script around a key
+//! (equals signs, separators, full stops, brackets and quotes). One place for each, so every
+//! look ahead agrees.
 
+mod punctuation;
+
+use punctuation::PUNCTUATION;
 use std::borrow::Cow;
 
 /// A character a reader cannot see (`time\u{200B}out`, `run_in\u{200E}_background` read as
@@ -16,21 +21,47 @@ pub fn is_invisible(c: char) -> bool {
     at < INVISIBLE.len() && (at % 2 == 1 || INVISIBLE[at] == c)
 }
 
+/// What a non-ASCII punctuation character does around a key (see `unicode/punctuation.py`,
+/// which derives each class from Unicode's properties and writes the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Punctuation {
+    /// Reads as `:` (`\u{FF1A}`, `\u{2236}`, `\u{A4FD}`, `\u{FE30}`, `\u{2982}`).
+    Colon,
+    /// Reads as `=` (`\u{FF1D}`, `\u{FE66}`).
+    Equals,
+    /// A comma, a semicolon or a bar of another script or width (`\u{3001}`, `\u{FF0C}`,
+    /// `\u{060C}`, `\u{037E}`): CJK and Arabic text put no blank after it.
+    Separator,
+    /// A wide full stop (`\u{3002}`): it ends a sentence as `. ` does.
+    FullStop,
+    /// Opening punctuation (Ps: `\u{300C}`, `\u{3010}`, `\u{201A}`).
+    Opening,
+    /// Closing punctuation (Pe: `\u{300D}`, `\u{3011}`).
+    Closing,
+    /// A quote that opens or closes by language (Pi, Pf: `\u{2039}`, `\u{BB}`), a prime, a
+    /// full-width quote or grave.
+    Either,
+}
+
+/// The class of a non-ASCII punctuation character, if it has one.
+pub fn punctuation(c: char) -> Option<Punctuation> {
+    let c = u32::from(c);
+    if c < 0x80 {
+        return None;
+    }
+    let at = PUNCTUATION.partition_point(|&(_, last, _)| last < c);
+    PUNCTUATION.get(at).filter(|&&(first, _, _)| first <= c).map(|&(_, _, class)| class)
+}
+
 /// A character that reads as a colon after a key (`dry_run\u{2236} true`): `:` and its
-/// look-alikes — full-width, small, presentation, ratio, modifier-letter and script colons.
+/// look-alikes (see [`Punctuation::Colon`]).
 pub fn is_colon_like(c: char) -> bool {
-    matches!(
-        c,
-        ':' | '\u{FF1A}'
-            | '\u{FE55}'
-            | '\u{FE13}'
-            | '\u{2236}'
-            | '\u{A789}'
-            | '\u{0589}'
-            | '\u{05C3}'
-            | '\u{02D0}'
-            | '\u{02F8}'
-    )
+    c == ':' || punctuation(c) == Some(Punctuation::Colon)
+}
+
+/// The length of an equals sign spelled another way (`\u{FF1D}`) at the start of `text`.
+pub fn equals_like_len(text: &str) -> Option<usize> {
+    text.chars().next().filter(|&c| punctuation(c) == Some(Punctuation::Equals)).map(char::len_utf8)
 }
 
 /// The length of a colon or a colon look-alike at the start of `text`.
@@ -150,5 +181,43 @@ mod tests {
             assert_eq!(colon_like_len(colon), colon.chars().next().map(char::len_utf8), "{colon:?}");
         }
         assert_eq!(colon_like_len(";"), None);
+        for colon in ['\u{A4FD}', '\u{FE30}', '\u{2982}', '\u{205A}', '\u{1804}', '\u{1361}', '\u{0703}', '\u{2806}'] {
+            assert!(is_colon_like(colon), "{colon:?}");
+        }
+        // A combining mark is part of its word (the visarga of `\u{926}\u{941}\u{903}\u{916}`).
+        for other in ['\u{0903}', '\u{FF1D}', '\u{3001}', 'a', '\u{2550}'] {
+            assert!(!is_colon_like(other), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn punctuation_classes() {
+        use Punctuation::*;
+        let cases = [
+            ('\u{FF1D}', Some(Equals)),
+            ('\u{FE66}', Some(Equals)),
+            ('\u{3001}', Some(Separator)),
+            ('\u{FF0C}', Some(Separator)),
+            ('\u{FF1B}', Some(Separator)),
+            ('\u{060C}', Some(Separator)),
+            ('\u{061B}', Some(Separator)),
+            ('\u{037E}', Some(Separator)),
+            ('\u{FF5C}', Some(Separator)),
+            ('\u{3002}', Some(FullStop)),
+            ('\u{300C}', Some(Opening)),
+            ('\u{3011}', Some(Closing)),
+            ('\u{201A}', Some(Opening)),
+            ('\u{2039}', Some(Either)),
+            ('\u{2032}', Some(Either)),
+            ('\u{FF40}', Some(Either)),
+            ('\u{2550}', None),
+            ('\u{4E2D}', None),
+            (',', None),
+        ];
+        for (c, class) in cases {
+            assert_eq!(punctuation(c), class, "{c:?}");
+        }
+        assert_eq!(equals_like_len("\u{FF1D}true"), Some(3));
+        assert_eq!(equals_like_len("=true"), None);
     }
 }

@@ -127,8 +127,13 @@ pub(crate) fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
         || GENERIC_NAMES.contains(&name.to_ascii_lowercase().as_str())
 }
 
-/// The tool a wrapper token names: `<invoke name="X">`, `<function=X>`, `functions.X:0`.
+/// The tool a wrapper token names: `<invoke name="X">`, `<function=X>`, `functions.X:0`,
+/// `[TOOL_CALLS]X`.
 fn named_tool(token: &str) -> Option<&str> {
+    if let Some(glued) = token.strip_prefix(MISTRAL_CALLS) {
+        let name = &glued[..lexeme::identifier_len(glued).unwrap_or(0)];
+        return (!name.is_empty()).then_some(name);
+    }
     if let Some(rest) = token.strip_prefix('<') {
         let rest = rest.trim_start_matches(['/', '|']);
         if let Some(at) = rest.find("name=\"") {
@@ -142,10 +147,20 @@ fn named_tool(token: &str) -> Option<&str> {
     Some(call.rsplit_once('.').map_or(call, |(_, name)| name))
 }
 
+/// Mistral's marker before its calls, the tool's name glued to it.
+const MISTRAL_CALLS: &str = "[TOOL_CALLS]";
+
 /// The tokens of call syntaxes that are not tags: a call id (`functions.search:0`, Kimi's) and
 /// bracketed markers (`[TOOL_CALLS]`, `[ARGS]`, Mistral's). The text after it.
 fn call_token(text: &str) -> Option<&str> {
-    for marker in ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"] {
+    if let Some(after) = text.strip_prefix(MISTRAL_CALLS) {
+        // `[TOOL_CALLS]Bash[ARGS]{…}`, `[TOOL_CALLS]Bash{…}`: the tool's name glued to the marker;
+        // `[TOOL_CALLS] [{…}]`: a list of calls (a second one is text after the first).
+        let name = lexeme::identifier_len(after).unwrap_or(0);
+        let list = after.trim_start().strip_prefix('[').filter(|_| name == 0);
+        return Some(list.unwrap_or(&after[name..]));
+    }
+    for marker in ["[ARGS]", "[CALL_ID]"] {
         if let Some(after) = text.strip_prefix(marker) {
             return Some(after);
         }
@@ -281,15 +296,22 @@ const LEAD_IN_WORDS: [&str; 56] = [
     "there",
 ];
 
-/// Prose made only of presentation words (and the tool's own name).
+/// Prose made only of presentation words (and the tool's own name, or words of it).
 fn is_lead_in(text: &str, tool: Option<&str>) -> bool {
     is_prose(text)
         && text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '\'' | '’' | '_'))).filter(|w| !w.is_empty()).all(
             |word| {
                 let plain: String = word.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
-                LEAD_IN_WORDS.contains(&plain.as_str()) || tool.is_some_and(|tool| names_this_tool(word, Some(tool)))
+                LEAD_IN_WORDS.contains(&plain.as_str()) || tool.is_some_and(|tool| names_a_part_of(tool, word))
             },
         )
+}
+
+/// Whether `word` is the tool, in any case, or a word of its name (`weather` or `forecast` of
+/// `mcp__weather__forecast`, `read` of `Read`): the call named in prose.
+fn names_a_part_of(tool: &str, word: &str) -> bool {
+    names_this_tool(word, Some(tool))
+        || tool.trim_start_matches("mcp__").split('_').any(|part| !part.is_empty() && part.eq_ignore_ascii_case(word))
 }
 
 /// A closing sentence: prose ending with '.', '!' or '?' made only of presentation words
