@@ -19,6 +19,8 @@ fn grade(case: &Value) -> (Grade, String) {
     let options = RepairOptions {
         stop_reason: case["stop_reason"].as_str().map(String::from),
         tool: case["tool"].as_str().map(String::from),
+        // A recorded prefix: the input's full length, as the CLI's `__unparsedToolInput.len`.
+        declared_len: case["len"].as_u64().map(|len| len as usize),
         ..RepairOptions::default()
     };
     let outcome = repair(case["raw"].as_str().unwrap(), Some(&schema), &options);
@@ -28,18 +30,13 @@ fn grade(case: &Value) -> (Grade, String) {
     let detail = format!("{} -> {} {:?} {:?}", case["id"], outcome.status.as_str(), outcome.input, outcome.reason);
     let graded = if matches {
         Grade::Right
-    } else if outcome.status == Status::Refused || (outcome.status == Status::Invalid && accepted_refusal(accepted)) {
+    } else if outcome.status == Status::Refused || outcome.status == Status::Invalid {
+        // Handed on unchanged: the tool sees what the model sent, a miss at worst.
         Grade::Missed
     } else {
         Grade::Wrong
     };
     (graded, detail)
-}
-
-/// An unchanged hand-on (`invalid`) where the case accepts refusing is a miss, not wrong: the
-/// tool sees exactly what the model sent either way.
-fn accepted_refusal(accepted: &[Value]) -> bool {
-    accepted.iter().any(|a| a["status"] == "refused")
 }
 
 /// Whether one accepted outcome allows `outcome`. `valid` and `invalid` both hand the input on
@@ -126,4 +123,14 @@ fn own_cases_all_right() {
     let report = grade_file(include_str!("../fixtures/repair/cases.jsonl"));
     assert!(report.wrong.is_empty(), "wrong repairs: {:#?}", report.wrong);
     assert!(report.missed.is_empty(), "missed: {:#?}", report.missed);
+}
+
+/// A held-out set written after the engine (round 10: realistic text in bare values, many
+/// models' call syntaxes, damaged keys, adversarial text; 410 cases): no wrong repair, and no
+/// fewer right than when it was written.
+#[test]
+fn heldout_round10_has_no_wrong_repairs() {
+    let report = grade_file(include_str!("../fixtures/heldout/round10.jsonl"));
+    assert!(report.wrong.is_empty(), "wrong repairs: {:#?}", report.wrong);
+    assert!(report.right >= 370, "only {} right; missed: {:#?}", report.right, report.missed);
 }
