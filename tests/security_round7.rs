@@ -216,10 +216,11 @@ fn open_body(addr: &str, length: usize, part: &[u8]) -> TcpStream {
 }
 
 fn declared_exchange(addr: &str, body: &[u8]) -> String {
-    let mut tcp = open_body(addr, body.len(), body);
-    let mut answer = Vec::new();
-    let _ = tcp.read_to_end(&mut answer);
-    String::from_utf8_lossy(&answer).into_owned()
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    exchange(addr, &head, body)
 }
 
 /// The seed request with a second tool whose description is `padding` bytes long: its `tools`
@@ -283,8 +284,9 @@ async fn d2_bodies_read_whole_are_bounded_over_all_requests() {
     .await;
     let addr = address(&sidecar);
     let (refused, again) = tokio::task::spawn_blocking(move || {
-        // A body of 120 KiB that has not all arrived; once it is held, a 100 KiB one cannot be.
-        let hog = open_body(&addr, 120 << 10, b"{\"model\": \"m\", \"messages\": [\"");
+        // 120 KiB of a body that has not all arrived; once they are held, a 100 KiB one cannot be.
+        let sent = [&b"{\"model\": \"m\", \"messages\": [\""[..], &[b'x'; 120 << 10]].concat();
+        let hog = open_body(&addr, 130 << 10, &sent);
         wait_for_held(&addr, |held| held >= 120 << 10);
         let refused = declared_exchange(&addr, &filler(100 << 10));
         drop(hog);
@@ -364,4 +366,25 @@ async fn a_chunked_body_streams_upstream_is_read_for_its_tools_and_bounded_by_ma
         sidecar.upstream.requests().iter().all(|r| r.body.len() < over.len()),
         "it never reached the upstream whole"
     );
+}
+
+#[tokio::test]
+async fn a_transfer_coding_other_than_chunked_is_refused_not_sent_on_as_a_plain_body() {
+    let sidecar = Sidecar::start(ok_reply()).await;
+    let addr = address(&sidecar);
+    let answers = tokio::task::spawn_blocking(move || {
+        ["gzip, chunked", "deflate,chunked"].map(|coding| {
+            let head = format!(
+                "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: {coding}\r\nConnection: close\r\n\r\n"
+            );
+            exchange(&addr, &head, b"5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n")
+        })
+    })
+    .await
+    .unwrap();
+    for answer in answers {
+        assert!(answer.starts_with("HTTP/1.1 501"), "{answer}");
+        assert!(answer.contains("transfer coding"), "{answer}");
+    }
+    assert!(sidecar.upstream.requests().is_empty(), "nothing reached the upstream");
 }

@@ -28,6 +28,13 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     let is_messages = WireFormat::of_request(parts.method.as_str(), parts.uri.path()).is_some();
     let rewrite_wanted = is_messages && (app.config.strict.is_enabled() || !app.examples.is_empty());
     let declared = declared_length(&parts.headers);
+    if let Some(coding) = unsupported_transfer_coding(&parts.headers) {
+        // Sent on, its coded bytes would reach the upstream as a plain body.
+        let message = format!(
+            "toolmend: the transfer coding '{coding}' is not supported; send the body chunked or with a Content-Length"
+        );
+        return api_error(StatusCode::NOT_IMPLEMENTED, "invalid_request_error", &message);
+    }
     if declared.is_some_and(|length| length > app.config.max_request_bytes) {
         return too_large(&app);
     }
@@ -63,6 +70,10 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         _ => None,
     };
     let rewrite_time = rewrite_started.elapsed();
+    // The rewritten body is held beside the original (sent again if the upstream rejects it).
+    if rewrite.as_ref().is_some_and(|rewrite| !held.grow(rewrite.body.len())) {
+        return no_memory(&app);
+    }
 
     let upstream = async {
         match (&rewrite, body) {
@@ -133,6 +144,13 @@ enum RequestBody {
     Whole(Bytes),
     /// Sent as it arrives, with its declared length (chunked when it has none).
     Streamed(reqwest::Body, Option<usize>),
+}
+
+/// A transfer coding of the request other than `chunked` (which the server decodes).
+fn unsupported_transfer_coding(headers: &HeaderMap) -> Option<String> {
+    let codings = headers.get_all(header::TRANSFER_ENCODING).iter();
+    let mut codings = codings.flat_map(|value| value.to_str().unwrap_or("?").split(',').map(str::trim));
+    codings.find(|coding| !coding.eq_ignore_ascii_case("chunked")).map(String::from)
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<usize> {

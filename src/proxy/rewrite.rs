@@ -16,7 +16,7 @@ use serde_json::json;
 
 /// A request's rewritten body and what went into it.
 pub(crate) struct RequestRewrite {
-    body: Bytes,
+    pub(crate) body: Bytes,
     betas: Vec<String>,
     strict: Option<StrictPlan>,
     examples: Option<ExamplesPlan>,

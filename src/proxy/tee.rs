@@ -74,6 +74,8 @@ pub enum ClientBodyError {
 struct ToolsReader {
     scanner: MemberScanner,
     kept: Kept,
+    /// The member's text once its value ended: from then on no chunk is kept.
+    text: Option<Bytes>,
     /// The kept chunks' bytes, counted against the bound over all requests.
     held: Held,
     /// The chunks its text may need could not be held: it is not read.
@@ -82,7 +84,7 @@ struct ToolsReader {
 
 impl ToolsReader {
     fn new(held: Held) -> Self {
-        Self { scanner: MemberScanner::new("tools"), kept: Kept::default(), held, given_up: false }
+        Self { scanner: MemberScanner::new("tools"), kept: Kept::default(), text: None, held, given_up: false }
     }
 
     fn read(&mut self, chunk: &Bytes) {
@@ -92,13 +94,22 @@ impl ToolsReader {
         }
         self.scanner.push(chunk);
         self.kept.push(chunk.clone());
-        self.kept.keep_from(self.scanner.needed_from());
-        let (kept, held) = (self.kept.bytes, self.held.bytes());
+        if self.text.is_none() {
+            // The member's text is all in: it alone is kept, not the body after it.
+            self.text = self.scanner.found().map(|span| self.kept.slice(span));
+        }
+        match self.text {
+            Some(_) => self.kept.let_go(),
+            None => self.kept.keep_from(self.scanner.needed_from()),
+        }
+        let kept = self.kept.bytes + self.text.as_ref().map_or(0, Bytes::len);
+        let held = self.held.bytes();
         if kept <= held {
             self.held.shrink(held - kept);
         } else if !self.held.grow(kept - held) {
             self.given_up = true;
             self.kept.let_go();
+            self.text = None;
             self.held.shrink(held);
         }
     }
@@ -109,14 +120,21 @@ impl ToolsReader {
             return None;
         }
         let span = std::mem::replace(&mut self.scanner, MemberScanner::new("tools")).finish()?;
-        Some(self.kept.slice(span))
+        Some(self.text.take().unwrap_or_else(|| self.kept.slice(span)))
     }
 }
 
-/// The chunks that went by that may still be needed (references, not copies).
+/// Chunks shorter than this are copied together instead of kept one by one: a body sent a
+/// byte per chunk would otherwise hold a `Bytes` (and the read buffer behind it) per byte.
+const SMALL_CHUNK: usize = 4096;
+
+/// The chunks that went by that may still be needed (references, not copies, but for small
+/// chunks, which are gathered into `tail`).
 #[derive(Default)]
 struct Kept {
     chunks: VecDeque<Bytes>,
+    /// Small chunks after the last of `chunks`, copied together.
+    tail: BytesMut,
     /// Where the first kept chunk starts in the body.
     start: usize,
     /// Bytes of the body that went by.
@@ -129,12 +147,31 @@ impl Kept {
     fn push(&mut self, chunk: Bytes) {
         self.seen += chunk.len();
         self.bytes += chunk.len();
-        self.chunks.push_back(chunk);
+        if chunk.len() < SMALL_CHUNK {
+            self.tail.extend_from_slice(&chunk);
+            if self.tail.len() >= SMALL_CHUNK {
+                self.end_tail();
+            }
+        } else {
+            self.end_tail();
+            self.chunks.push_back(chunk);
+        }
+    }
+
+    /// The gathered small chunks become one chunk.
+    fn end_tail(&mut self) {
+        if !self.tail.is_empty() {
+            let tail = std::mem::take(&mut self.tail).freeze();
+            self.chunks.push_back(tail);
+        }
     }
 
     /// Lets go of the chunks that end before `needed` (all of them when nothing is needed).
     fn keep_from(&mut self, needed: Option<usize>) {
         let needed = needed.unwrap_or(self.seen);
+        if needed >= self.seen {
+            self.end_tail();
+        }
         while let Some(first) = self.chunks.front() {
             if self.start + first.len() > needed {
                 break;
@@ -152,7 +189,8 @@ impl Kept {
 
     /// The bytes of `span`: a slice of one chunk when it lies in one, else copied together.
     /// The span lies in the kept chunks (see [`Kept::keep_from`]).
-    fn slice(&self, span: Range<usize>) -> Bytes {
+    fn slice(&mut self, span: Range<usize>) -> Bytes {
+        self.end_tail();
         let mut start = self.start;
         let mut parts = Vec::new();
         for chunk in &self.chunks {
@@ -183,7 +221,9 @@ mod tests {
         let mut held = 0;
         for piece in body.chunks(chunk) {
             reader.read(&Bytes::copy_from_slice(piece));
-            let kept: usize = reader.kept.chunks.iter().map(Bytes::len).sum();
+            let chunks: usize = reader.kept.chunks.iter().map(Bytes::len).sum();
+            assert_eq!(reader.kept.bytes, chunks + reader.kept.tail.len());
+            let kept = reader.kept.bytes + reader.text.as_ref().map_or(0, Bytes::len);
             assert_eq!(reader.held.bytes(), kept, "what is counted is what is kept");
             held = held.max(kept);
         }
@@ -232,6 +272,29 @@ mod tests {
                 assert_eq!(read(body.as_bytes(), chunk).0.as_deref(), whole, "{body:?} in {chunk}-byte chunks");
             }
         }
+    }
+
+    #[test]
+    fn after_the_tools_text_ends_the_rest_of_the_body_is_not_held() {
+        // Tools first, then a long conversation (attack round 10: 84 bytes of tools held 20 MiB).
+        let body = format!(r#"{{"tools": [{{"name": "a"}}], "messages": ["{}"]}}"#, "x".repeat(100_000));
+        for chunk in [1, 100, 5000, 64 << 10] {
+            let (tools, held) = read(body.as_bytes(), chunk);
+            assert_eq!(tools.as_deref(), Some(&br#"[{"name": "a"}]"#[..]), "{chunk}-byte chunks");
+            assert!(held <= 15 + chunk.max(SMALL_CHUNK) + 12, "{chunk}-byte chunks held {held} bytes");
+        }
+    }
+
+    #[test]
+    fn tiny_chunks_are_gathered_not_kept_one_by_one() {
+        // A body a byte per chunk would otherwise keep a `Bytes`, and its read buffer, per byte.
+        let body = format!(r#"{{"messages": [], "tools": ["{}"#, "t".repeat(40_000));
+        let mut reader = ToolsReader::new(RequestMemory::new(usize::MAX, Default::default()).hold());
+        for byte in body.as_bytes().chunks(1) {
+            reader.read(&Bytes::copy_from_slice(byte));
+        }
+        assert!(reader.kept.chunks.len() <= 40_000 / SMALL_CHUNK + 1, "{} chunks kept", reader.kept.chunks.len());
+        assert_eq!(reader.kept.bytes, 40_002, "the text from its `[` is kept, all of it");
     }
 
     #[test]

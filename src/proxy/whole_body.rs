@@ -17,8 +17,13 @@ pub enum Unread {
     Broken(axum::Error),
 }
 
-/// The whole body, its buffer counted in `held` (its capacity, not only its length, and both
-/// buffers while it moves to a bigger one) as it grows.
+/// A declared length up to this is reserved at once (one allocation, no copy, for any real
+/// request); past it the buffer doubles as bytes arrive, so a client that declares 32 MiB and
+/// sends a byte holds a few bytes, not the bound (attack round 10: eight such took it all).
+const RESERVED_AT_ONCE: usize = 1 << 20;
+
+/// The whole body, its buffer counted in `held` as it grows: its capacity (what is allocated,
+/// not only what is filled), and both buffers while it moves to a bigger one.
 /// `declared`: its `Content-Length`, when it has one.
 pub async fn read_whole(body: Body, declared: Option<usize>, limit: usize, held: &mut Held) -> Result<Bytes, Unread> {
     let mut whole = Vec::new();
@@ -30,10 +35,14 @@ pub async fn read_whole(body: Body, declared: Option<usize>, limit: usize, held:
             return Err(Unread::TooLarge);
         }
         if needed > whole.capacity() {
-            // The declared length at once, else doubling: a chunked body is copied a few times, not once per chunk.
-            let capacity = declared.filter(|&length| length >= needed).unwrap_or(needed.max(2 * whole.capacity()));
+            // Doubling copies a body a few times, not once per chunk; the declared length
+            // is taken at once when it is small or doubling would reach it anyway.
+            let doubled = needed.max(2 * whole.capacity());
+            let capacity = match declared {
+                Some(length) if length >= needed && length <= doubled.max(RESERVED_AT_ONCE) => length,
+                _ => doubled,
+            };
             let capacity = capacity.min(limit);
-            // While it grows, the old buffer and the new one are both allocated.
             let old = whole.capacity();
             if !held.grow(capacity) {
                 return Err(Unread::NoMemory);
@@ -82,5 +91,11 @@ mod tests {
         let mut held = memory.hold();
         let starved = read_whole(chunked(&[b"12345"]), Some(5), 100, &mut held).await;
         assert!(matches!(starved, Err(Unread::NoMemory)), "{starved:?}");
+        // A big declared length is not taken before its bytes come.
+        drop(other);
+        let mut declared = memory.hold();
+        let small = read_whole(chunked(&[b"12345"]), Some(32 << 20), 64 << 20, &mut declared).await;
+        assert_eq!(&small.unwrap()[..], b"12345");
+        assert_eq!(declared.bytes(), 5);
     }
 }

@@ -196,6 +196,12 @@ impl MemberScanner {
         (self.key_matches && in_value).then_some(self.value_start)
     }
 
+    /// The member's span as soon as its value ended (the rest of the body is still read, for
+    /// a second member of the name, which [`MemberScanner::finish`] refuses).
+    pub fn found(&self) -> Option<Range<usize>> {
+        self.found.clone()
+    }
+
     fn value_ended(&mut self, end: usize) -> State {
         if self.key_matches {
             if self.found.is_some() {
