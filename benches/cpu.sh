@@ -9,21 +9,24 @@ out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 (LATENCY_REQUEST="$request" LATENCY_STREAMS="$streams" LATENCY_SCALE="${LATENCY_SCALE:-2}" \
   cargo bench --bench latency >"$out" 2>&1 &)
-sidecar="" nginx=""
+sidecar="" nginx="" anchor=""
 for _ in $(seq 1 600); do
   sidecar="$(pgrep -f ' serve --listen 127.0.0.1:' | head -1 || true)"
   nginx="$(pgrep -f 'nginx.*toolmend-bench' | head -1 || true)"
+  # The anchor's own process: the bench binary started again without arguments.
+  anchor="$(pgrep -fx '.*/latency-[0-9a-f]*' | head -1 || true)"
   [ -n "$sidecar" ] && break
   sleep 0.2
 done
 [ -n "$sidecar" ] || { echo "the bench did not start a sidecar" >&2; cat "$out" >&2; exit 1; }
 ticks() { awk '{print $14, $15}' "/proc/$1/stat" 2>/dev/null; }
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s}'; }
-last_sidecar="" last_nginx="" last_switches=""
+last_sidecar="" last_nginx="" last_anchor="" last_switches=""
 while kill -0 "$sidecar" 2>/dev/null; do
   last_sidecar="$(ticks "$sidecar" || echo "$last_sidecar")"
   last_switches="$(switches "$sidecar" || echo "$last_switches")"
   [ -n "$nginx" ] && last_nginx="$(ticks "$nginx" || echo "$last_nginx")"
+  [ -n "$anchor" ] && last_anchor="$(ticks "$anchor" || echo "$last_anchor")"
   sleep 0.1
 done
 sleep 1
@@ -38,5 +41,9 @@ echo "toolmend: user $(per_request "$user") ms, system $(per_request "$sys") ms 
 if [ -n "$last_nginx" ]; then
   read -r user sys <<<"$last_nginx"
   echo "nginx:    user $(per_request "$user") ms, system $(per_request "$sys") ms per request"
+fi
+if [ -n "$last_anchor" ]; then
+  read -r user sys <<<"$last_anchor"
+  echo "anchor:   user $(per_request "$user") ms, system $(per_request "$sys") ms per request (its own process)"
 fi
 grep -E "^\| $request \| $streams \|" "$out"

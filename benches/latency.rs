@@ -120,6 +120,7 @@ fn ratio(a: Duration, b: Duration) -> String {
 
 #[tokio::main]
 async fn main() {
+    loopback::serve_if_anchor_child();
     // `cargo test --benches` runs this binary too; only `cargo bench` (which passes --bench) measures.
     if !std::env::args().any(|a| a == "--bench") {
         return;
@@ -151,6 +152,12 @@ async fn main() {
         proxies.push(("baseline", baseline.url.clone()));
     }
     proxies.push(("anchor", anchor));
+    // The same anchor in a process of its own (as toolmend and nginx are), unless LATENCY_NO_CHILD_ANCHOR.
+    let anchor_process =
+        std::env::var_os("LATENCY_NO_CHILD_ANCHOR").is_none().then(|| loopback::AnchorProcess::start(&upstream));
+    if let Some(anchor_process) = &anchor_process {
+        proxies.push(("anchor process", anchor_process.url.clone()));
+    }
     // LATENCY_REQWEST_ANCHOR=1 adds the anchor with reqwest as its client (the client's share).
     if std::env::var_os("LATENCY_REQWEST_ANCHOR").is_some() {
         proxies.push(("reqwest anchor", loopback::reqwest_pass_through_proxy(&upstream)));

@@ -189,3 +189,46 @@ pub fn reqwest_pass_through_proxy(upstream: &str) -> String {
     });
     format!("http://{addr}")
 }
+
+/// The anchor in a process of its own, as toolmend and nginx are: the same code run by this
+/// bench binary started again with `LATENCY_ANCHOR_CHILD` set. It stops when its stdin closes
+/// (the bench ended) or when dropped.
+pub struct AnchorProcess {
+    child: Child,
+    pub url: String,
+}
+
+const ANCHOR_CHILD: &str = "LATENCY_ANCHOR_CHILD";
+
+impl AnchorProcess {
+    pub fn start(upstream: &str) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(ANCHOR_CHILD, upstream)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting the anchor process");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        Self { child, url: line.trim().to_string() }
+    }
+}
+
+impl Drop for AnchorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// In the anchor's child process: serves the anchor, prints its URL and exits when stdin
+/// closes. Returns at once in the bench itself.
+pub fn serve_if_anchor_child() {
+    let Ok(upstream) = std::env::var(ANCHOR_CHILD) else { return };
+    let url = pass_through_proxy(&upstream);
+    println!("{url}");
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+    std::process::exit(0);
+}
