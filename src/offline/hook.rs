@@ -190,7 +190,7 @@ fn unparsed_call(call: &Value, index: &TranscriptIndex) -> Option<Call> {
         tool,
         schema: None,
         raw: unparsed["raw"].as_str()?.to_string(),
-        declared_len: unparsed["len"].as_u64().map(|n| n as usize),
+        declared_len: super::record::DeclaredLen::of(unparsed),
         why: unparsed["why"].as_str().map(String::from),
         origin: Origin::Hook,
     })

@@ -14,7 +14,7 @@ mod tools_file;
 pub mod transcript;
 
 pub use crate::schema::{tool_list, ToolCatalog};
-pub use record::{classify, valid_text, Call, Line, LineError, Origin, ResultInput, ResultLine};
+pub use record::{classify, valid_text, Call, DeclaredLen, Line, LineError, Origin, ResultInput, ResultLine};
 pub use tools_file::{tools_from_text, ToolsFileError};
 
 use crate::repair::{repair, Outcome, Refusal, RefusalCode, RepairOptions, Status, StopReason};
@@ -52,7 +52,7 @@ impl PlainRecord<'_> {
             schema: None,
             raw: self.raw,
             stop_reason: self.stop_reason,
-            declared_len: self.len,
+            declared_len: self.len.map_or(DeclaredLen::Absent, DeclaredLen::Chars),
             why: None,
             origin: if self.request_id.is_some() { Origin::Capture } else { Origin::Record },
         }
@@ -339,12 +339,15 @@ impl Repairer {
             (None, true) => Some(StopReason::UNRECORDED.to_string()),
             (stop_reason, _) => stop_reason.clone(),
         };
-        let options = RepairOptions {
-            stop_reason,
-            declared_len: call.declared_len,
-            tool: call.tool.clone(),
-            ..RepairOptions::default()
+        let declared_len = match &call.declared_len {
+            DeclaredLen::Absent => None,
+            DeclaredLen::Chars(n) => Some(*n),
+            DeclaredLen::Unreadable(len) => {
+                let message = format!("the recorded len {len} is not a count of chars: the input may have been cut");
+                return Outcome::refused(Refusal::new(RefusalCode::Truncated, message, Some(call.raw.len())));
+            }
         };
+        let options = RepairOptions { stop_reason, declared_len, tool: call.tool.clone(), ..RepairOptions::default() };
         let schema = schema.or_else(|| call.tool.as_deref().and_then(|tool| self.tools.get(tool).cloned()));
         match schema {
             Some(Ok(schema)) => repair(&call.raw, Some(&schema), &options),

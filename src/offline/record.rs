@@ -15,10 +15,35 @@ pub struct Call {
     pub raw: String,
     pub stop_reason: Option<String>,
     /// Full length in UTF-16 units when `raw` may be a prefix (transcripts).
-    pub declared_len: Option<usize>,
+    pub declared_len: DeclaredLen,
     /// The CLI's `why` marker (`may_be_judged_repaired` for late-joining MCP tools).
     pub why: Option<String>,
     pub origin: Origin,
+}
+
+/// A call's recorded `len`: the input's full length when `raw` may be only its first part.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DeclaredLen {
+    #[default]
+    Absent,
+    /// UTF-16 units.
+    Chars(usize),
+    /// Present but not a count (a string, a fraction, a boolean): the record is damaged and its
+    /// input may be a prefix, so it is never repaired. Holds the value as written.
+    Unreadable(String),
+}
+
+impl DeclaredLen {
+    /// The `len` member of `holder` (absent or `null`: none recorded).
+    pub fn of(holder: &Value) -> Self {
+        match holder.get("len") {
+            None | Some(Value::Null) => Self::Absent,
+            Some(len) => match len.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) => Self::Chars(n),
+                None => Self::Unreadable(len.to_string()),
+            },
+        }
+    }
 }
 
 /// Where a call was recorded: it decides what a missing stop reason or schema means.
@@ -99,7 +124,7 @@ fn record(value: &mut Value) -> Result<Call, LineError> {
         schema,
         raw: raw.to_string(),
         stop_reason: text("stop_reason"),
-        declared_len: value["len"].as_u64().map(|n| n as usize),
+        declared_len: DeclaredLen::of(value),
         why: None,
         origin: if value["request_id"].is_string() { Origin::Capture } else { Origin::Record },
     })
@@ -118,7 +143,7 @@ pub fn unparsed_tool_use(block: &Value) -> Option<Call> {
         schema: None,
         raw: unparsed["raw"].as_str()?.to_string(),
         stop_reason: None,
-        declared_len: unparsed["len"].as_u64().map(|n| n as usize),
+        declared_len: DeclaredLen::of(unparsed),
         why: unparsed["why"].as_str().map(String::from),
         origin: Origin::Transcript,
     })
