@@ -149,6 +149,15 @@ impl ShapeSet {
         textual
     }
 
+    /// Whether every value of shape `id` is a scalar: no branch takes an object or an array.
+    pub fn holds_only_scalars(&self, id: ShapeId) -> bool {
+        let mut scalar = true;
+        self.visit(id, 0, &mut |shape| {
+            scalar &= !matches!(shape, Shape::Any | Shape::Object(_) | Shape::Array { .. } | Shape::Pending);
+        });
+        scalar
+    }
+
     /// Whether nothing constrains a value of shape `id` (it may be text as well as anything).
     pub fn is_unconstrained(&self, id: ShapeId) -> bool {
         let mut any = false;
@@ -327,8 +336,11 @@ impl Compiler<'_> {
         if let Some(Value::Array(required)) = object.get("required") {
             shape.required = required.iter().filter_map(|k| k.as_str().map(String::from)).collect();
         }
+        // `patternProperties` takes names `properties` does not list: the object is open to
+        // names the shape cannot tell, whatever `additionalProperties` says.
+        let patterned = object.get("patternProperties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
         shape.additional = match object.get("additionalProperties") {
-            Some(Value::Bool(false)) => None,
+            Some(Value::Bool(false)) if !patterned => None,
             Some(sub @ Value::Object(_)) => {
                 Some(self.compile(sub, &format!("{pointer}/additionalProperties"), depth + 1)?)
             }

@@ -6,6 +6,7 @@ mod brackets;
 mod choices;
 mod comments;
 mod lookahead;
+mod member_scope;
 mod parser;
 mod production;
 mod string;

@@ -708,7 +708,7 @@ impl<'s> Parser<'s> {
         }
         match self.byte(pos) {
             Some(quote @ (b'"' | b'\'')) => {
-                let (text, end) = self.string(pos, quote, true)?;
+                let (text, end) = self.string(pos, quote, None)?;
                 Ok((text, end))
             }
             _ => match self.unquoted_key_len(pos) {
@@ -856,7 +856,7 @@ impl<'s> Parser<'s> {
             }
             b'"' | b'\'' => {
                 let mark = self.edits.len();
-                let (text, end) = self.string(pos, byte, false)?;
+                let (text, end) = self.string(pos, byte, Some(shape))?;
                 let inner_quotes = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeInnerQuote);
                 let body = &self.src[pos + 1..end.saturating_sub(1).max(pos + 1)];
                 let raw_controls = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeControlChar);

@@ -11,10 +11,18 @@ use super::production::Production;
 use super::SyntaxError;
 use crate::repair::edit::EditKind;
 use crate::repair::outcome::RefusalCode;
+use crate::schema::ShapeId;
 use std::ops::Range;
 
 impl Parser<'_> {
-    pub(super) fn string(&mut self, open: usize, quote: u8, key: bool) -> Result<(String, usize), SyntaxError> {
+    /// `value_shape`: the shape the string stands at (`None` for a key).
+    pub(super) fn string(
+        &mut self,
+        open: usize,
+        quote: u8,
+        value_shape: Option<ShapeId>,
+    ) -> Result<(String, usize), SyntaxError> {
+        let key = value_shape.is_none();
         self.hit(if quote == b'"' { Production::String } else { Production::SingleString });
         let bytes = self.src.as_bytes();
         let mut text = String::new();
@@ -23,6 +31,12 @@ impl Parser<'_> {
         let mut standard: Option<usize> = None;
         let mut letter_escape = false;
         let mut invalid_escape = None;
+        // The last quote of the text so far: a quoted key inside the string starts there.
+        let mut last_quote = open;
+        // How many `{` the text so far leaves open: key shapes inside them are the text's own.
+        let mut brace_depth = 0usize;
+        // The first key shape kept as text because it stood inside such a `{`.
+        let mut inside_text_braces = None;
         let mut i = open + 1;
         let end = loop {
             let Some(&byte) = bytes.get(i) else {
@@ -59,12 +73,20 @@ impl Parser<'_> {
                 letter_escape |= letter;
                 i += consumed;
             } else if byte == quote {
-                if key || self.value_ends_after(i + 1, false) {
+                let text_member_follows = standard.is_some()
+                    && value_shape.is_some_and(|shape| self.member_after_is_text(i + 1, shape, brace_depth));
+                if text_member_follows {
+                    inside_text_braces.get_or_insert(i);
+                }
+                if key || (self.value_ends_after(i + 1, false) && !text_member_follows) {
                     break i + 1;
                 }
                 // The string ends here only if a comment follows (`"cd "src" // go"}`): the
                 // comment may be text of the string — both readings are walked.
-                if self.value_ends_at(i + 1) && self.choices.choose(2) == super::choices::TAKE_AS_STRUCTURE {
+                if !text_member_follows
+                    && self.value_ends_at(i + 1)
+                    && self.choices.choose(2) == super::choices::TAKE_AS_STRUCTURE
+                {
                     break i + 1;
                 }
                 if standard.is_none() {
@@ -76,7 +98,9 @@ impl Parser<'_> {
                         break i + 1;
                     }
                     standard = Some(i);
-                } else if self.byte_after_ws(i + 1) == Some(b':') {
+                } else if self.byte_after_ws(i + 1) == Some(b':')
+                    && value_shape.is_none_or(|shape| !self.key_in_string_is_text(last_quote, i, shape, brace_depth))
+                {
                     // `"b,"c":"d"`: a key inside the string; a quote is missing somewhere.
                     return Err(SyntaxError::new(
                         RefusalCode::Ambiguous,
@@ -84,9 +108,13 @@ impl Parser<'_> {
                         i,
                     ));
                 }
+                if brace_depth > 0 && self.byte_after_ws(i + 1) == Some(b':') {
+                    inside_text_braces.get_or_insert(i);
+                }
                 self.hit(Production::InnerQuote);
                 edits.push((EditKind::EscapeInnerQuote, i..i + 1));
                 text.push(byte as char);
+                last_quote = i;
                 i += 1;
             } else if byte < 0x20 {
                 self.hit(Production::Control);
@@ -98,6 +126,13 @@ impl Parser<'_> {
                     .iter()
                     .position(|&b| b == b'\\' || b == quote || b < 0x20)
                     .map_or(bytes.len(), |n| i + n);
+                for brace in self.src[i..run].bytes() {
+                    match brace {
+                        b'{' => brace_depth += 1,
+                        b'}' => brace_depth = brace_depth.saturating_sub(1),
+                        _ => {}
+                    }
+                }
                 text.push_str(&self.src[i..run]);
                 i = run;
             }
@@ -110,6 +145,15 @@ impl Parser<'_> {
                     at,
                 ));
             }
+        }
+        if let (Some(at), true) = (inside_text_braces, brace_depth > 0) {
+            // `"echo {"hi" > f", "foo": 1`: the `{` that kept the key shapes as text never
+            // closes, so it may be the text's own stray brace, not an object the text holds.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "a quoted key inside a string, after a brace the string never closes: where the string ends is unclear",
+                at,
+            ));
         }
         let inner_quotes = edits.iter().filter(|(kind, _)| *kind == EditKind::EscapeInnerQuote).count();
         if inner_quotes % 2 == 1 {
