@@ -5,6 +5,7 @@ use super::budget::RequestMemory;
 use super::capture::Capture;
 use super::config::Config;
 use super::host::AllowedHosts;
+use super::upstream_client::{ClientError, UpstreamClient};
 use super::{adaptive, examples, hooks, ProxyError};
 use crate::repair::Status;
 use crate::schema::SchemaCache;
@@ -20,7 +21,7 @@ use tokio_util::task::TaskTracker;
 /// Shared state of one running sidecar.
 pub struct App {
     pub config: Config,
-    pub client: reqwest::Client,
+    pub client: UpstreamClient,
     pub metrics: Arc<Metrics>,
     pub events: EventLog,
     pub schemas: SchemaCache,
@@ -83,7 +84,7 @@ impl App {
     }
 
     /// A new upstream client, with no connections shared with any other.
-    pub(crate) fn build_client(&self) -> Result<reqwest::Client, reqwest::Error> {
+    pub(crate) fn build_client(&self) -> Result<UpstreamClient, ClientError> {
         build_client()
     }
 
@@ -175,12 +176,6 @@ impl App {
     }
 }
 
-fn build_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
-        // A transparent hop: the client sees a redirect and decides, as it would without
-        // toolmend (following it would send the call elsewhere, a 303 as a GET).
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(std::time::Duration::from_secs(30))
-        .pool_idle_timeout(std::time::Duration::from_secs(60))
-        .build()
+fn build_client() -> Result<UpstreamClient, ClientError> {
+    UpstreamClient::new()
 }

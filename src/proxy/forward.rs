@@ -4,18 +4,22 @@
 use super::headers::{client_response_headers, upstream_request_headers};
 use super::relay::{relay, RelayContext};
 use super::rewrite::{plan_request, send_rewritten};
-use super::tee::{tee, ClientBodyError};
+use super::tee::{tee, BodyInFlight, ClientBodyError};
+use super::upstream_client::cut_of;
+use super::upstream_io::Cut;
 use super::whole_body::{read_whole, Unread};
 use super::App;
 use crate::schema::{request_tools_text, tool_list};
 use crate::stream::messages::WireFormat;
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::future::{self, Either};
+use futures_util::FutureExt;
 use futures_util::TryStreamExt;
+use hyper::body::{Frame, SizeHint};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,17 +46,17 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     // What is held counts against the bound over all requests until this request is answered.
     let has_body = declared.is_some_and(|length| length > 0) || parts.headers.contains_key(header::TRANSFER_ENCODING);
     let mut held = app.request_memory.hold();
-    let (body, received) = match has_body && !rewrite_wanted {
+    let (body, received, in_flight) = match has_body && !rewrite_wanted {
         true => {
             let limit = app.config.max_request_bytes;
-            let (streamed, received) = tee(body, declared, limit, app.request_memory.hold());
-            (RequestBody::Streamed(streamed, declared), received)
+            let (streamed, received, in_flight) = tee(body, declared, limit, app.request_memory.hold());
+            (RequestBody::Streamed(streamed, declared), received, Some(in_flight))
         }
         false => match read_whole(body, declared, app.config.max_request_bytes, &mut held).await {
             Ok(whole) => {
                 let (sender, received) = oneshot::channel();
                 let _ = sender.send(request_tools_text(&whole).map(|tools| whole.slice_ref(tools.as_bytes())));
-                (RequestBody::Whole(whole), received)
+                (RequestBody::Whole(whole), received, None)
             }
             Err(Unread::TooLarge) => return too_large(&app),
             Err(Unread::NoMemory) => return no_memory(&app),
@@ -106,12 +110,16 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    // Only a stream is repaired; the body is all in by now unless the upstream answered early.
+    // Only a stream is repaired, against the tools known when its head came: they are known
+    // once the whole body went upstream. An upstream that answered before that may never read
+    // the rest: its stream passes on unrepaired at once rather than wait on the body (attack
+    // round 10, finding 6: the client got nothing until the upstream gave up).
     let learned = match learned {
         Some(learned) => learned,
-        None if is_sse && status.is_success() => learn.await,
+        None if is_sse && status.is_success() => learn.as_mut().now_or_never().flatten(),
         None => None,
     };
+    let exchange = Exchange { cut: cut_of(&upstream), body: in_flight };
     let learned = learned.filter(|_| is_sse && status.is_success());
     let response_headers = client_response_headers(upstream.headers(), learned.is_some());
     let body = match learned {
@@ -132,10 +140,58 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
             Body::from_stream(upstream.bytes_stream().map_err(std::io::Error::other))
         }
     };
-    let mut response = Response::new(body);
+    let mut response = Response::new(Body::new(WithExchange { body, _exchange: exchange }));
     *response.status_mut() = status;
     *response.headers_mut() = response_headers;
     response
+}
+
+/// One request's exchange with the upstream, until its response is done (read to its end, or
+/// the client left).
+struct Exchange {
+    /// The connection the response came on.
+    cut: Option<Cut>,
+    /// The streamed request body while the upstream connection still has it to send.
+    body: Option<BodyInFlight>,
+}
+
+impl Drop for Exchange {
+    /// A body still to be sent when the exchange is over is not waited on: the upstream that
+    /// answered without reading it may keep the connection for ever, and the body the request
+    /// memory it holds (attack round 10, finding 6).
+    fn drop(&mut self) {
+        if let (Some(cut), Some(body)) = (&self.cut, &self.body) {
+            if body.is_in_flight() {
+                cut.cut();
+            }
+        }
+    }
+}
+
+/// A response body that ends its [`Exchange`] when dropped.
+struct WithExchange {
+    body: Body,
+    _exchange: Exchange,
+}
+
+impl HttpBody for WithExchange {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// The request body as it goes upstream.
@@ -167,6 +223,20 @@ fn client_body_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option
         source = error.source();
     }
     None
+}
+
+/// `error` and its causes, each once (the message of one often repeats its cause's).
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text = format!("{text}: {message}");
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// A body that broke off or whose framing is wrong (a bad chunk size): a 400, not a 413.
@@ -239,7 +309,7 @@ async fn send_body(
             streamed
         }
     };
-    match super::workers::client(app).request(method.clone(), url).headers(headers).body(body).send().await {
+    match super::workers::client(app).send(method, url, headers, body).await {
         Ok(response) => {
             app.metrics.count_upstream(response.status().as_str());
             Ok(response)
@@ -250,7 +320,7 @@ async fn send_body(
             Some(ClientBodyError::Broken(broken)) => Err(unreadable(broken)),
             None => {
                 app.metrics.count_upstream("error");
-                let reason = error.without_url().to_string();
+                let reason = causes(&error);
                 tracing::warn!(error = %reason, "upstream request failed");
                 app.record_event("upstream_error", json!({"reason": reason}));
                 Err(api_error(StatusCode::BAD_GATEWAY, "api_error", "toolmend: the upstream could not be reached"))

@@ -22,6 +22,8 @@ pub mod settings;
 pub mod strict;
 mod tee;
 pub mod tools_rewrite;
+mod upstream_client;
+mod upstream_io;
 mod whole_body;
 mod workers;
 
@@ -48,7 +50,7 @@ pub enum ProxyError {
     #[error("opening the capture file {}", path.display())]
     Capture { path: PathBuf, source: std::io::Error },
     #[error("building the HTTP client")]
-    Client(#[source] reqwest::Error),
+    Client(#[source] upstream_client::ClientError),
     #[error(transparent)]
     Otel(#[from] crate::telemetry::otel::OtelError),
     #[error(transparent)]

@@ -14,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::{Arc, Weak};
 use tokio::sync::oneshot;
 
 /// The body to send upstream, and the text of its top-level `tools` member (`None`: absent,
@@ -27,10 +28,12 @@ pub fn tee(
     length: Option<usize>,
     limit: usize,
     held: Held,
-) -> (reqwest::Body, oneshot::Receiver<Option<Bytes>>) {
+) -> (reqwest::Body, oneshot::Receiver<Option<Bytes>>, BodyInFlight) {
     let (tools, received) = oneshot::channel();
-    let state = (body.into_data_stream(), ToolsReader::new(held), Some(tools));
-    let stream = futures_util::stream::unfold(state, move |(mut data, mut reader, mut tools)| async move {
+    let alive = Arc::new(());
+    let in_flight = BodyInFlight(Arc::downgrade(&alive));
+    let state = (body.into_data_stream(), ToolsReader::new(held), Some(tools), alive);
+    let stream = futures_util::stream::unfold(state, move |(mut data, mut reader, mut tools, alive)| async move {
         let Some(chunk) = data.next().await else {
             // The end of a body of unknown length is the end of its data.
             if let (None, Some(tools)) = (length, tools.take()) {
@@ -55,9 +58,19 @@ pub fn tee(
                 }
             }
         };
-        Some((chunk, (data, reader, tools)))
+        Some((chunk, (data, reader, tools, alive)))
     });
-    (reqwest::Body::wrap_stream(stream), received)
+    (reqwest::Body::wrap_stream(stream), received, in_flight)
+}
+
+/// Whether a teed body is still to be sent: its stream (and what it holds) lives until the
+/// upstream connection sent all of it, or gave up on it.
+pub struct BodyInFlight(Weak<()>);
+
+impl BodyInFlight {
+    pub fn is_in_flight(&self) -> bool {
+        self.0.strong_count() > 0
+    }
 }
 
 /// Why the client's body, streamed upstream, ended early.

@@ -6,6 +6,7 @@
 //! switches and about 30% less CPU per long-session request than one multi-threaded runtime).
 
 use super::connections::{self, Inbox};
+use super::upstream_client::UpstreamClient;
 use super::{router, App};
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -15,12 +16,12 @@ use tokio_util::sync::CancellationToken;
 
 thread_local! {
     /// This worker's upstream client: its connections are driven by this thread's runtime.
-    static WORKER_CLIENT: OnceCell<reqwest::Client> = const { OnceCell::new() };
+    static WORKER_CLIENT: OnceCell<UpstreamClient> = const { OnceCell::new() };
 }
 
 /// The upstream client for a request served on this thread: the worker's own, or the shared
 /// one off a worker thread.
-pub(super) fn client(app: &App) -> reqwest::Client {
+pub(super) fn client(app: &App) -> UpstreamClient {
     WORKER_CLIENT.with(|client| client.get().cloned()).unwrap_or_else(|| app.client.clone())
 }
 
