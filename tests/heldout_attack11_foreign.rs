@@ -95,7 +95,7 @@ fn another_tools_name_in_any_wrapper_spelling_refuses_around_json_and_tags() {
     for fence in ["```read_file", "```json read_file", "```Read", "```python_exec"] {
         raws.push(format!("{fence}\n{body}\n```"));
     }
-    raws.push(format!("<tool_call>\n<function name=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"));
+    raws.push(String::from("<tool_call>\n<function name=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"));
     let raws: Vec<&str> = raws.iter().map(String::as_str).collect();
     refused(DELETE, &delete_file(), &raws);
 }
@@ -105,10 +105,10 @@ fn the_tools_own_name_in_any_wrapper_spelling_still_repairs() {
     let expected = json!({"path": "src/main.rs"});
     let body = r#"{"path": "src/main.rs"}"#;
     for raw in [
-        format!("<invoke name=\"delete_file\">\n<parameter name=\"path\">src/main.rs</parameter>\n</invoke>"),
-        format!("<invoke NAME = 'mcp__filesystem__delete_file'>\n<parameter name=\"path\">src/main.rs</parameter>\n</invoke>"),
-        format!("<tool_call>\n<function=delete_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"),
-        format!("<tool_call>\n<function = delete_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"),
+        String::from("<invoke name=\"delete_file\">\n<parameter name=\"path\">src/main.rs</parameter>\n</invoke>"),
+        String::from("<invoke NAME = 'mcp__filesystem__delete_file'>\n<parameter name=\"path\">src/main.rs</parameter>\n</invoke>"),
+        String::from("<tool_call>\n<function=delete_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"),
+        String::from("<tool_call>\n<function = delete_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n</function>\n</tool_call>"),
         format!("```json\n{body}\n```"),
         format!("```JSON\n{body}\n```"),
         format!("```delete_file\n{body}\n```"),

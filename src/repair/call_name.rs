@@ -70,16 +70,13 @@ pub fn attributes_name_this_tool(attributes: &str, tool: Option<&str>) -> Result
 }
 
 /// Whether a tag token of a call syntax (`<invoke name="X">`, `<function X>`, `<|tool_call|>`)
-/// may open this call: a closing tag, a parameter's tag (its name is a key's), or a wrapper
-/// whose attributes name this tool.
+/// may open this call: a parameter's tag (its name is a key's), or a wrapper (opening or
+/// closing) whose attributes, if any, name this tool.
 pub fn tag_names_this_tool(token: &str, tool: Option<&str>) -> bool {
     let Some(inner) = token.strip_prefix('<').and_then(|t| t.strip_suffix('>')) else {
         return true;
     };
-    if inner.starts_with('/') {
-        return true;
-    }
-    let inner = inner.trim_start_matches(['|', '｜']);
+    let inner = inner.trim_start_matches(['/', '|', '｜']);
     let inner = inner.strip_prefix("DSML").map_or(inner, |rest| rest.trim_start_matches(['|', '｜']));
     let name_end = inner.find(|c: char| c.is_whitespace() || matches!(c, '=' | '|' | '｜')).unwrap_or(inner.len());
     let name = inner[..name_end].rsplit_once(':').map_or(&inner[..name_end], |(_, local)| local).to_ascii_lowercase();

@@ -404,6 +404,9 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             if !is_wrapper(tag.name) {
                 return Err(syntax(format!("a closing </{}> where none is open", tag.name), start));
             }
+            // `</function=X>`: a name on the closing tag is a name too.
+            call_name::attributes_name_this_tool(tag.attributes, tool)
+                .map_err(|not| Refusal::new(RefusalCode::TextOutside, not.message(), Some(start)))?;
             call.closing = true;
             continue;
         }
@@ -596,6 +599,8 @@ mod tests {
             let refusal = parameters(&raw, Some("Read")).err();
             assert_eq!(refusal.map(|r| r.code), Some(RefusalCode::TextOutside), "{raw:?}");
         }
+        let closed_for_another = format!("<function=Read>\n{tags}\n</function=Write>");
+        assert!(parameters(&closed_for_another, Some("Read")).is_err());
         for open in ["<invoke name=Read>", "<invoke NAME = 'Read'>", "<function = Read>", "<invoke>"] {
             let raw = format!("{open}\n{tags}\n</invoke>");
             assert!(parameters(&raw, Some("Read")).is_ok_and(|p| p.is_some()), "{raw:?}");
