@@ -2,11 +2,14 @@
 //! of JSON: `<parameter name="K">V</parameter>`, `<parameter=K>V</parameter>` (optionally inside
 //! `<function=NAME>…</function>` or `<invoke name="…">…</invoke>`), and
 //! `<arg_key>K</arg_key><arg_value>V</arg_value>`. K must be a property the schema declares. V
-//! is verbatim text for a string property; for other types it is read as JSON. One line break
+//! is verbatim text for a string property, and also the text inside quotes that enclose all of
+//! it; for other types it is read as JSON, and where JSON5 drops a backslash (`\`+line break,
+//! `\'`) also with it kept: two readings, which refuse if both fit. One line break
 //! right after the opening tag and one right before the closing tag belong to the syntax, as a
-//! pair. One block is one call: a second call after it, or a wrapper naming another tool, is
-//! never read into this one.
+//! pair. One block is one call: a second call after it, or a wrapper naming another tool (in
+//! any spelling: see `call_name`), is never read into this one.
 
+use super::call_name;
 use super::edit::{Edit, EditKind};
 use super::lenient::{names_this_tool, ParseOptions};
 use super::lexeme;
@@ -234,21 +237,52 @@ fn values(
     let mut values = Vec::new();
     if string && kind != ValueKind::Json {
         values.push(Value::String(text.to_string()));
+        // `"/tmp/a b.txt"`: quotes that are the path's, or the model's around it.
+        if let Some(inner) = unquoted(text) {
+            values.push(Value::String(inner));
+        }
     }
     if (other && kind != ValueKind::Text) || kind == ValueKind::Json {
         let text = text.trim();
-        match json_value(text, parse)? {
-            // As JSON, a string is only what the syntax said it is (`string="false"`).
-            Some(parsed) if !parsed.is_string() || kind == ValueKind::Json => values.push(parsed),
-            Some(_) => {}
-            None if !values.is_empty() && text.starts_with(['[', '{']) => {
-                return Err("starts as JSON but does not parse: the text, or damaged JSON")
+        // `\` before a line break, `\'`: dropped by JSON5, kept by the literal reading.
+        let literal = super::json5_reading::with_literal_escapes(text);
+        for (reading, primary) in [(Some(text), true), (literal.as_deref(), false)] {
+            let Some(reading) = reading else { continue };
+            match json_value(reading, parse) {
+                // As JSON, a string is only what the syntax said it is (`string="false"`).
+                Ok(Some(parsed)) if !parsed.is_string() || kind == ValueKind::Json => {
+                    if !values.contains(&parsed) {
+                        values.push(parsed);
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) if primary && !values.is_empty() && text.starts_with(['[', '{']) => {
+                    return Err("starts as JSON but does not parse: the text, or damaged JSON")
+                }
+                Err(why) if primary => return Err(why),
+                Ok(None) | Err(_) => {}
             }
-            None => {}
         }
     }
     Ok(values)
 }
+
+/// The text inside the one pair of quotes that encloses all of `text`, read as JSON where the
+/// quotes are JSON's: a second reading of a string value beside the verbatim one.
+fn unquoted(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    if let Ok(Value::String(inner)) = serde_json::from_str::<Value>(trimmed) {
+        return Some(inner);
+    }
+    let first = trimmed.chars().next()?;
+    let (open, close) = *QUOTE_PAIRS.iter().find(|(open, _)| *open == first)?;
+    let inner = trimmed.strip_prefix(open)?.strip_suffix(close)?;
+    (!inner.contains([open, close])).then(|| inner.to_string())
+}
+
+/// Quotes a model may put around a whole value.
+const QUOTE_PAIRS: [(char, char); 7] =
+    [('"', '"'), ('\'', '\''), ('`', '`'), ('“', '”'), ('‘', '’'), ('«', '»'), ('＂', '＂')];
 
 /// `text` read as a JSON number, JSON, or a JSON5 array or object; `Err` where it gives a key
 /// twice (serde_json and json5 would keep the last) or its JSON5 reads only as rung 2 refuses.
@@ -370,6 +404,9 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             if !is_wrapper(tag.name) {
                 return Err(syntax(format!("a closing </{}> where none is open", tag.name), start));
             }
+            // `</function=X>`: a name on the closing tag is a name too.
+            call_name::attributes_name_this_tool(tag.attributes, tool)
+                .map_err(|not| Refusal::new(RefusalCode::TextOutside, not.message(), Some(start)))?;
             call.closing = true;
             continue;
         }
@@ -415,9 +452,8 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             }
             name if is_wrapper(name) => {
                 call.open(name, start)?;
-                if let Some(named) = parameter_name(tag.attributes) {
-                    names_this_call(&named, tool, start)?;
-                }
+                call_name::attributes_name_this_tool(tag.attributes, tool)
+                    .map_err(|not| Refusal::new(RefusalCode::TextOutside, not.message(), Some(start)))?;
             }
             name => return Err(syntax(format!("an unknown tag <{name}>"), start)),
         }
@@ -507,5 +543,67 @@ fn without_layout(raw: &str, span: Range<usize>) -> Range<usize> {
     match lead > 0 && trail > 0 && lead + trail <= text.len() {
         true => span.start + lead..span.end - trail,
         false => span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::ToolSchema;
+    use serde_json::json;
+
+    fn readings_of(text: &str, property: Value) -> Result<Vec<Value>, &'static str> {
+        let schema = ToolSchema::compile(&json!({"type": "object", "properties": {"v": property}})).unwrap();
+        let shapes = schema.shapes();
+        values(text, ValueKind::Either, shapes.property(shapes.root(), "v"), shapes, ParseOptions::default())
+    }
+
+    #[test]
+    fn a_string_value_wholly_in_quotes_reads_with_and_without_them() {
+        let string = || json!({"type": "string"});
+        assert_eq!(
+            readings_of("\"/tmp/a b.txt\"", string()),
+            Ok(vec![json!("\"/tmp/a b.txt\""), json!("/tmp/a b.txt")])
+        );
+        assert_eq!(readings_of("'ls -la'", string()), Ok(vec![json!("'ls -la'"), json!("ls -la")]));
+        assert_eq!(readings_of("“notes.md”", string()), Ok(vec![json!("“notes.md”"), json!("notes.md")]));
+        // Quotes that open and close parts of it are the value's own.
+        assert_eq!(readings_of("\"a\" and \"b\"", string()), Ok(vec![json!("\"a\" and \"b\"")]));
+        assert_eq!(readings_of("plain", string()), Ok(vec![json!("plain")]));
+    }
+
+    #[test]
+    fn json5_only_escapes_in_a_json_value_read_both_ways() {
+        let list = || json!({"type": "array", "items": {"type": "string"}});
+        assert_eq!(readings_of("['a\\\nb']", list()), Ok(vec![json!(["ab"]), json!(["a\\\nb"])]));
+        assert_eq!(readings_of("[\"a\\\r\nb\"]", list()), Ok(vec![json!(["ab"]), json!(["a\\\r\nb"])]));
+        assert_eq!(readings_of("[\"it\\'s\"]", list()), Ok(vec![json!(["it's"]), json!(["it\\'s"])]));
+        // In a `'` string `\'` is the quote's only spelling, and JSON escapes are JSON's: one reading.
+        assert_eq!(readings_of("['it\\'s']", list()), Ok(vec![json!(["it's"])]));
+        assert_eq!(readings_of("[\"a\\nb\"]", list()), Ok(vec![json!(["a\nb"])]));
+    }
+
+    #[test]
+    fn a_wrapper_naming_another_tool_in_any_spelling_is_not_this_call() {
+        let tags = "<parameter name=\"file_path\">a.txt</parameter>";
+        for open in [
+            "<invoke name=Write>",
+            "<invoke NAME = \"Write\">",
+            "<invoke tool=“Write”>",
+            "<invoke name=\"Read\" id=\"Write\">",
+            "<function Write>",
+            "<function = Write>",
+            "<invoke name=\"Write'>",
+        ] {
+            let raw = format!("{open}\n{tags}\n</invoke>");
+            let refusal = parameters(&raw, Some("Read")).err();
+            assert_eq!(refusal.map(|r| r.code), Some(RefusalCode::TextOutside), "{raw:?}");
+        }
+        let closed_for_another = format!("<function=Read>\n{tags}\n</function=Write>");
+        assert!(parameters(&closed_for_another, Some("Read")).is_err());
+        for open in ["<invoke name=Read>", "<invoke NAME = 'Read'>", "<function = Read>", "<invoke>"] {
+            let raw = format!("{open}\n{tags}\n</invoke>");
+            assert!(parameters(&raw, Some("Read")).is_ok_and(|p| p.is_some()), "{raw:?}");
+        }
     }
 }

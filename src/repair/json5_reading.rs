@@ -21,6 +21,55 @@ pub fn has_duplicate_keys(text: &str) -> bool {
     twice(text) || super::without_lone_surrogates(text).is_some_and(|text| twice(&text))
 }
 
+/// `text` with the escapes only JSON5 reads spelled so that they keep their backslash, if it
+/// has any: a backslash before a line break (JSON5 drops both: a line continuation) and `\'` in
+/// a `"` string (JSON5 drops the backslash). Models copy such text from shell scripts, Makefiles
+/// and Python, where the backslash is meant: this is the literal reading beside JSON5's.
+pub fn with_literal_escapes(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 8);
+    let (mut quote, mut changed) = (None, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(open), _) if c == open => quote = None,
+            (Some(open), '\\') => match chars.next() {
+                Some('\n') => {
+                    out.push_str("\\\\\\n");
+                    changed = true;
+                    continue;
+                }
+                Some('\r') => {
+                    let crlf = chars.next_if_eq(&'\n').is_some();
+                    out.push_str(if crlf { "\\\\\\r\\n" } else { "\\\\\\r" });
+                    changed = true;
+                    continue;
+                }
+                Some(separator @ ('\u{2028}' | '\u{2029}')) => {
+                    out.push_str("\\\\");
+                    out.push(separator);
+                    changed = true;
+                    continue;
+                }
+                Some('\'') if open == '"' => {
+                    out.push_str("\\\\'");
+                    changed = true;
+                    continue;
+                }
+                Some(escaped) => {
+                    out.push('\\');
+                    out.push(escaped);
+                    continue;
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        out.push(c);
+    }
+    changed.then_some(out)
+}
+
 /// A JSON value that refuses duplicate keys.
 struct Strict(Value);
 
@@ -170,5 +219,14 @@ mod tests {
         assert_eq!(read("{a: -1.5, b: [2, 3]}").map(|v| v["b"][1].clone()), Some(serde_json::json!(3)));
         assert!(has_duplicate_keys(r#"{"a": {"b": 1, "b": 2}}"#));
         assert!(!has_duplicate_keys(r#"{"a": 1, "b": [{"a": 2}]}"#));
+    }
+
+    #[test]
+    fn the_literal_reading_keeps_the_backslashes_only_json5_drops() {
+        assert_eq!(with_literal_escapes("['a\\\nb']").as_deref(), Some("['a\\\\\\nb']"));
+        assert_eq!(with_literal_escapes("[\"it\\'s\"]").as_deref(), Some("[\"it\\\\'s\"]"));
+        // JSON's own escapes and `\'` in a `'` string stay.
+        assert_eq!(with_literal_escapes("['it\\'s', \"a\\n\\\"\"]"), None);
+        assert_eq!(with_literal_escapes("{a: 1}"), None);
     }
 }

@@ -3,6 +3,7 @@
 //! everything doubtful is refused so the original bytes go through unchanged.
 
 mod align;
+mod call_name;
 mod coerce;
 pub mod edit;
 mod foreign;

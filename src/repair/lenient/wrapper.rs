@@ -4,7 +4,7 @@
 //! `<|tool_call_end|>`, `name{…}`, `name({…})`). Anything else — command text such as
 //! `cd /tmp && {…}` or `{…} --force` — may belong to the call, so the repair refuses.
 
-use crate::repair::lexeme;
+use crate::repair::{call_name, lexeme};
 
 /// What a dropped prefix was, so the suffix can close it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,13 +54,19 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
             return Some(opened);
         }
         if let Some(after) = tool_tag(rest).or_else(|| call_token(rest)) {
-            if !named_tool(&rest[..rest.len() - after.len()]).is_none_or(|name| names_this_tool(name, tool)) {
+            let token = &rest[..rest.len() - after.len()];
+            if !named_tool(token).is_none_or(|name| names_this_tool(name, tool))
+                || !call_name::tag_names_this_tool(token, tool)
+            {
                 return None;
             }
             rest = after;
             continue;
         }
         if let Some(len) = lexeme::fence_len(rest) {
+            if !call_name::fence_info_names_this_tool(&rest[3..len], tool) {
+                return None;
+            }
             opened.fence = true;
             rest = &rest[len..];
             continue;

@@ -1,0 +1,235 @@
+//! Which tool a call wrapper names. A wrapper may name its tool in many spellings — an
+//! attribute (`name="X"`, `NAME = 'X'`, `tool=X`, `function:“X”`, `id="X"`), the `=X` of
+//! `<function=X>`, a bare word (`<function X>`), a code fence's info string (```` ```X ````) —
+//! and a model that wrote another tool's name there meant that tool's call. So every value a
+//! wrapper's attributes hold must name this tool, and text in them that reads as none of these
+//! spellings refuses: it is never ignored.
+
+use super::lenient::names_this_tool;
+use super::lexeme;
+
+/// Why a wrapper is not this call: it names `other`, or its attributes do not read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotThisCall {
+    Names(String),
+    Unreadable(String),
+}
+
+impl NotThisCall {
+    pub fn message(&self) -> String {
+        match self {
+            NotThisCall::Names(other) => format!("the call is written for tool '{other}'"),
+            NotThisCall::Unreadable(text) => format!("the wrapper's attributes do not read as a tool's name: '{text}'"),
+        }
+    }
+}
+
+/// Pairs of quotes a model may put around an attribute's value.
+const QUOTES: [(char, char); 9] =
+    [('"', '"'), ('\'', '\''), ('“', '”'), ('”', '”'), ('‘', '’'), ('’', '’'), ('«', '»'), ('„', '“'), ('＂', '＂')];
+
+/// Checks the attributes of a wrapper tag (the text after its name, before `>`): each value
+/// they give, in any spelling, must name `tool`.
+pub fn attributes_name_this_tool(attributes: &str, tool: Option<&str>) -> Result<(), NotThisCall> {
+    let text = attributes.trim().trim_end_matches(['|', '｜', '/']).trim_end();
+    let unreadable = || NotThisCall::Unreadable(attributes.trim().to_string());
+    // `<function=X>`, `<function = X>`: the tag's own value.
+    let mut rest = match text.strip_prefix(['=', ':']) {
+        Some(value) => {
+            let (name, after) = value_at(value.trim_start()).ok_or_else(unreadable)?;
+            if !after.trim().is_empty() {
+                return Err(unreadable());
+            }
+            return check(name, tool);
+        }
+        None => text,
+    };
+    while !rest.is_empty() {
+        let key_len = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))).unwrap_or(rest.len());
+        if key_len == 0 {
+            // A quote or a sign where a key belongs (`"x"=name`): nothing to compare.
+            return Err(unreadable());
+        }
+        let after_key = rest[key_len..].trim_start();
+        rest = match after_key.strip_prefix(['=', ':']) {
+            // `key=value`, `key = "value"`, `key:"value"`: the value must name this tool,
+            // whatever the key (`name`, `tool`, `function`, `id`, a misspelling).
+            Some(value) => {
+                let (name, after) = value_at(value.trim_start()).ok_or_else(unreadable)?;
+                check(name, tool)?;
+                after.trim_start()
+            }
+            // A bare word (`<function X>`): a name in the name's position.
+            None => {
+                check(&rest[..key_len], tool)?;
+                after_key
+            }
+        };
+    }
+    Ok(())
+}
+
+/// Whether a tag token of a call syntax (`<invoke name="X">`, `<function X>`, `<|tool_call|>`)
+/// may open this call: a parameter's tag (its name is a key's), or a wrapper (opening or
+/// closing) whose attributes, if any, name this tool.
+pub fn tag_names_this_tool(token: &str, tool: Option<&str>) -> bool {
+    let Some(inner) = token.strip_prefix('<').and_then(|t| t.strip_suffix('>')) else {
+        return true;
+    };
+    let inner = inner.trim_start_matches(['/', '|', '｜']);
+    let inner = inner.strip_prefix("DSML").map_or(inner, |rest| rest.trim_start_matches(['|', '｜']));
+    let name_end = inner.find(|c: char| c.is_whitespace() || matches!(c, '=' | '|' | '｜')).unwrap_or(inner.len());
+    let name = inner[..name_end].rsplit_once(':').map_or(&inner[..name_end], |(_, local)| local).to_ascii_lowercase();
+    name.starts_with("parameter")
+        || name.starts_with("arg_")
+        || attributes_name_this_tool(&inner[name_end..], tool).is_ok()
+}
+
+/// The value at the start of `text`, quoted in any of [`QUOTES`] (its pair must close it) or
+/// bare up to white space; and the text after it.
+fn value_at(text: &str) -> Option<(&str, &str)> {
+    let first = text.chars().next()?;
+    if let Some((_, close)) = QUOTES.iter().find(|(open, _)| *open == first) {
+        let body = &text[first.len_utf8()..];
+        let end = body.find(*close)?;
+        let name = &body[..end];
+        // A quote of another kind inside (`"X'`): the value's end is unknown.
+        return (!name.contains(|c: char| is_quote(c))).then(|| (name, &body[end + close.len_utf8()..]));
+    }
+    let end = text.find(char::is_whitespace).unwrap_or(text.len());
+    let name = &text[..end];
+    (!name.is_empty() && !name.contains(|c: char| is_quote(c) || matches!(c, '=' | '<' | '>')))
+        .then(|| (name, &text[end..]))
+}
+
+fn is_quote(c: char) -> bool {
+    QUOTES.iter().any(|(open, close)| c == *open || c == *close)
+}
+
+fn check(name: &str, tool: Option<&str>) -> Result<(), NotThisCall> {
+    match names_this_tool(name, tool) {
+        true => Ok(()),
+        false => Err(NotThisCall::Names(name.to_string())),
+    }
+}
+
+/// Languages a code fence around a call's JSON may be tagged with: none of them names a tool.
+const LANGUAGE_TAGS: [&str; 16] = [
+    "json",
+    "jsonc",
+    "json5",
+    "jsonl",
+    "javascript",
+    "js",
+    "typescript",
+    "ts",
+    "xml",
+    "yaml",
+    "yml",
+    "text",
+    "txt",
+    "plaintext",
+    "tool_code",
+    "tool_calls",
+];
+
+/// Whether a code fence's info string (the text after ```` ``` ````) may open this call: empty,
+/// a language tag, or this tool's name. Any other word may be another tool's name.
+pub fn fence_info_names_this_tool(info: &str, tool: Option<&str>) -> bool {
+    info.split_whitespace().all(|word| {
+        LANGUAGE_TAGS.contains(&word.to_ascii_lowercase().as_str())
+            || (lexeme::identifier_len(word) == Some(word.len()) && names_this_tool(word, tool))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOOL: Option<&str> = Some("mcp__github__merge_pull_request");
+
+    #[test]
+    fn every_spelling_of_another_tools_name_refuses() {
+        let other = "get_pull_request";
+        for attributes in [
+            " name=get_pull_request",
+            " name = \"get_pull_request\"",
+            " NAME=\"get_pull_request\"",
+            " name=“get_pull_request”",
+            " name=«get_pull_request»",
+            " tool=\"get_pull_request\"",
+            " function='get_pull_request'",
+            " tool_name=\"get_pull_request\"",
+            " id=\"get_pull_request\"",
+            " name:\"get_pull_request\"",
+            " name=get_pull_request/",
+            "=get_pull_request",
+            " = get_pull_request",
+            " get_pull_request",
+            " name=\"merge_pull_request\" name=\"get_pull_request\"",
+            " type=\"get_pull_request\" name=\"merge_pull_request\"",
+        ] {
+            assert_eq!(
+                attributes_name_this_tool(attributes, TOOL),
+                Err(NotThisCall::Names(other.into())),
+                "{attributes:?}"
+            );
+        }
+        let full = attributes_name_this_tool(" name=mcp__github__get_pull_request", TOOL);
+        assert_eq!(full, Err(NotThisCall::Names("mcp__github__get_pull_request".into())));
+        let dotted = attributes_name_this_tool(" name=github.merge_pull_request", TOOL);
+        assert_eq!(dotted, Err(NotThisCall::Names("github.merge_pull_request".into())));
+    }
+
+    #[test]
+    fn attributes_that_do_not_read_refuse() {
+        for attributes in [
+            " name=\"get_pull_request'",
+            " name=\"get_pull_request",
+            " name=\"merge_pull_request",
+            " \"x\"=name",
+            " name=>",
+        ] {
+            assert!(
+                matches!(attributes_name_this_tool(attributes, TOOL), Err(NotThisCall::Unreadable(_))),
+                "{attributes:?}"
+            );
+        }
+        // Unreadable even where the tool is not known: nothing says which call it is.
+        assert!(attributes_name_this_tool(" name=\"x'", None).is_err());
+    }
+
+    #[test]
+    fn this_tools_name_in_any_spelling_passes() {
+        for attributes in [
+            "",
+            " ",
+            "|",
+            " name=\"merge_pull_request\"",
+            " name=\"mcp__github__merge_pull_request\"",
+            " NAME = 'merge_pull_request'",
+            " name=merge_pull_request",
+            "=merge_pull_request",
+            " merge_pull_request",
+            " name=“merge_pull_request”",
+            " type=\"function\" name=\"merge_pull_request\"",
+            " name=\"merge_pull_request\"/",
+        ] {
+            assert_eq!(attributes_name_this_tool(attributes, TOOL), Ok(()), "{attributes:?}");
+        }
+        assert_eq!(attributes_name_this_tool(" name=get_pull_request", None), Ok(()));
+    }
+
+    #[test]
+    fn a_fence_tagged_with_a_language_or_this_tool_opens_the_call() {
+        for info in
+            ["", "json", "JSON", " jsonc ", "js", "xml", "merge_pull_request", "json merge_pull_request", "tool_code"]
+        {
+            assert!(fence_info_names_this_tool(info, TOOL), "{info:?}");
+        }
+        for info in ["get_pull_request", "json get_pull_request", "read_file", "bash", "json {x}", "github.merge"] {
+            assert!(!fence_info_names_this_tool(info, TOOL), "{info:?}");
+        }
+        assert!(fence_info_names_this_tool("read_file", None));
+    }
+}
