@@ -9,6 +9,7 @@ mod foreign;
 mod json5_reading;
 pub mod lenient;
 mod lexeme;
+mod numeral;
 pub mod outcome;
 mod readings;
 mod stop;

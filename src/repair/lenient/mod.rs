@@ -8,6 +8,7 @@ mod comments;
 mod lookahead;
 mod parser;
 mod production;
+mod second_reading;
 mod string;
 mod tree;
 mod unicode;
