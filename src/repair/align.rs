@@ -6,6 +6,7 @@
 use super::edit::{total_cost, Edit, EditKind};
 use super::lenient::{Member, Node, NodeKind};
 use super::lexeme;
+use super::numeral;
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::{child_pointer, Shape, ShapeId, ShapeSet};
 use serde_json::{Map, Value};
@@ -38,6 +39,16 @@ impl<'s> Aligner<'s> {
     }
 
     fn align(&self, node: &Node, id: ShapeId, pointer: &str, edits: &mut Vec<Edit>, depth: usize) -> Aligned {
+        if let NodeKind::Bare(text) = &node.kind {
+            if numeral::other_number_spelling(text) && self.allows_number(id, depth) {
+                // Before the union's branches: the text branch would take it alone.
+                return Err(Refusal::new(
+                    RefusalCode::Ambiguous,
+                    format!("'{text}' at '{pointer}' spells a number as JSON does not: the number, or the text?"),
+                    Some(node.span.start),
+                ));
+            }
+        }
         match self.shapes.get(id) {
             // A `$ref` compiles to a one-branch union: nothing to choose between.
             Shape::Union(branches) if branches.len() == 1 && depth < MAX_UNION_DEPTH => {
@@ -50,6 +61,17 @@ impl<'s> Aligner<'s> {
                 Err(Refusal::new(RefusalCode::UnusableSchema, "schema unions nest too deeply", Some(node.span.start)))
             }
             _ => self.align_one(node, id, pointer, edits, depth),
+        }
+    }
+
+    /// Whether a number may stand at `id` (a union's branch, or nothing said).
+    fn allows_number(&self, id: ShapeId, depth: usize) -> bool {
+        match self.shapes.get(id) {
+            Shape::Integer | Shape::Number | Shape::Any => true,
+            Shape::Union(branches) => {
+                depth < MAX_UNION_DEPTH && branches.iter().any(|b| self.allows_number(*b, depth + 1))
+            }
+            _ => false,
         }
     }
 
@@ -123,6 +145,13 @@ impl<'s> Aligner<'s> {
                 Ok(Value::Object(map))
             }
             NodeKind::Array(items) | NodeKind::List(items) => {
+                if let Some(at) = commas_inside_items(items) {
+                    return Err(Refusal::new(
+                        RefusalCode::Ambiguous,
+                        format!("a quoted item at '{pointer}' holds a comma, so the comma between unquoted items may be text too"),
+                        Some(at),
+                    ));
+                }
                 let item_shape = self.shapes.items(id);
                 let mut values = Vec::with_capacity(items.len());
                 for (index, item) in items.iter().enumerate() {
@@ -334,10 +363,25 @@ impl<'s> Aligner<'s> {
     }
 }
 
+/// Where two unquoted items stand side by side (split on the comma between them) in a list
+/// whose quoted item holds a comma (`"Smith, John", Doe, Jane`): that item says commas live
+/// inside items here, so `Doe, Jane` may be one.
+fn commas_inside_items(items: &[Node]) -> Option<usize> {
+    let quoted_comma = items.iter().any(|item| matches!(&item.kind, NodeKind::Str(text) if text.contains(',')));
+    let bare = |item: &Node| matches!(item.kind, NodeKind::Bare(_));
+    items
+        .windows(2)
+        .find(|pair| bare(&pair[0]) && bare(&pair[1]))
+        .filter(|_| quoted_comma)
+        .map(|pair| pair[0].span.start)
+}
+
 /// A string that is exactly the number or boolean the schema wants here (`"120"`, `"true"`):
 /// the value it spells, nothing added or lost.
 fn scalar_in_string(text: &str, shape: &Shape) -> Option<(Value, EditKind)> {
     match shape {
+        // `"600.000"`: six hundred, or six hundred thousand?
+        Shape::Integer | Shape::Number if numeral::separator_ambiguous(text) => None,
         Shape::Integer | Shape::Number => {
             lexeme::json_number(text).map(|n| (Value::Number(n), EditKind::NumericString))
         }
@@ -406,6 +450,24 @@ fn quoted_content(piece: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn separator_ambiguous_strings_stay_strings() {
+        assert_eq!(scalar_in_string("600.000", &Shape::Integer), None);
+        assert_eq!(scalar_in_string("1.000", &Shape::Number), None);
+        assert!(scalar_in_string("600", &Shape::Integer).is_some());
+        assert!(scalar_in_string("0.500", &Shape::Number).is_some());
+    }
+
+    #[test]
+    fn unquoted_items_beside_a_quoted_comma_are_in_doubt() {
+        let node = |kind: NodeKind| Node { span: 0..1, kind };
+        let bare = |t: &str| node(NodeKind::Bare(t.to_string()));
+        let quoted = |t: &str| node(NodeKind::Str(t.to_string()));
+        assert!(commas_inside_items(&[quoted("Smith, John"), bare("Doe"), bare("Jane")]).is_some());
+        assert!(commas_inside_items(&[quoted("Smith"), bare("Doe"), bare("Jane")]).is_none());
+        assert!(commas_inside_items(&[quoted("Smith, John"), bare("Doe")]).is_none());
+    }
 
     #[test]
     fn splits_on_top_level_commas_only() {

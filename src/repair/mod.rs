@@ -10,6 +10,7 @@ mod foreign;
 mod json5_reading;
 pub mod lenient;
 mod lexeme;
+mod numeral;
 pub mod outcome;
 mod readings;
 mod stop;

@@ -9,6 +9,7 @@ mod lookahead;
 mod member_scope;
 mod parser;
 mod production;
+mod second_reading;
 mod string;
 mod tree;
 mod unicode;

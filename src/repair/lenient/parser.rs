@@ -801,6 +801,7 @@ impl<'s> Parser<'s> {
                         self.edit(EditKind::InsertCloser, pos..pos);
                         break pos;
                     }
+                    self.refuse_array_hole(pos, separated)?;
                     self.comma(pos, &mut separated, &mut trailing_comma);
                     pos += 1;
                     continue;
@@ -869,6 +870,7 @@ impl<'s> Parser<'s> {
                         pos,
                     ));
                 }
+                self.refuse_second_string_reading(mark, byte, body)?;
                 if (inner_quotes && has_escape(body, RAW_STRING_ESCAPES, false))
                     || (raw_controls && has_escape(body, CONTROL_ESCAPES, true))
                 {
@@ -914,6 +916,7 @@ impl<'s> Parser<'s> {
                 return Ok((Node { span: pos..pos + len, kind }, pos + len));
             }
         }
+        self.refuse_scalar_then_value(pos)?;
         self.bare_run(pos, shape)
     }
 
@@ -1034,6 +1037,7 @@ impl<'s> Parser<'s> {
                 start,
             ));
         }
+        self.refuse_typographic_delimiters(start, text)?;
         let end = start + text.len();
         Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))
     }
