@@ -128,11 +128,10 @@ fn own_cases_all_right() {
 /// A held-out set written after the engine (round 10: realistic text in bare values, many
 /// models' call syntaxes, damaged keys, adversarial text; 410 cases): no wrong repair, and no
 /// fewer right than now (371 when it was written; 376 once undeclared key shapes inside a
-/// string's own braces or mid-line stopped blocking the repair; 375 once quotes doubled inside
-/// a string are refused as two readings, which `if x == "":` in edit-innerq-01 also meets).
+/// string's own braces or mid-line stopped blocking the repair).
 #[test]
 fn heldout_round10_has_no_wrong_repairs() {
     let report = grade_file(include_str!("../fixtures/heldout/round10.jsonl"));
     assert!(report.wrong.is_empty(), "wrong repairs: {:#?}", report.wrong);
-    assert!(report.right >= 375, "only {} right; missed: {:#?}", report.right, report.missed);
+    assert!(report.right >= 376, "only {} right; missed: {:#?}", report.right, report.missed);
 }

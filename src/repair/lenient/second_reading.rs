@@ -88,13 +88,16 @@ impl Parser<'_> {
 }
 
 /// Where two inner quotes stand side by side (`a ""quoted"" word`, `["src/main.rs""src/lib.rs"]`)
-/// other than as an empty word between blanks (`-N "" -f k`): the text's own doubled quotes
-/// (CSV, SQL), or two strings with the comma between them lost.
+/// other than as an empty string of the text (`-N "" -f k`, `if x == "":`, `f("")`): the
+/// text's own doubled quotes (CSV, SQL), or two strings with the comma between them lost.
 pub(super) fn doubled_inner_quote(src: &[u8], inner_quotes: &[usize]) -> Option<usize> {
-    let blank = |at: Option<&u8>| at.is_some_and(u8::is_ascii_whitespace);
+    // An empty string literal stands after a blank or an operator and before a blank or a
+    // closing mark; doubled text quotes and lost commas have a word on at least one side.
+    let opens = |at: Option<&u8>| at.is_some_and(|b| b.is_ascii_whitespace() || b"=([,:".contains(b));
+    let closes = |at: Option<&u8>| at.is_none_or(|b| b.is_ascii_whitespace() || b":);,]}".contains(b));
     inner_quotes.windows(2).find_map(|pair| {
         let (first, second) = (pair[0], pair[1]);
-        let empty_word = first > 0 && blank(src.get(first - 1)) && blank(src.get(second + 1));
+        let empty_word = first > 0 && opens(src.get(first - 1)) && closes(src.get(second + 1));
         (second == first + 1 && !empty_word).then_some(first)
     })
 }
@@ -214,6 +217,14 @@ mod tests {
         assert_eq!(doubled_inner_quote(empty_word, &[15, 16]), None);
         let apart = br#""say "hi" now""#;
         assert_eq!(doubled_inner_quote(apart, &[5, 8]), None);
+        // An empty string of code before a colon or a closing bracket is the text's own.
+        let python = br#""if x == "":""#;
+        assert_eq!(doubled_inner_quote(python, &[9, 10]), None);
+        let call = br#""f("")""#;
+        assert_eq!(doubled_inner_quote(call, &[3, 4]), None);
+        // With a word or an opening bracket on one side it is still two readings.
+        let brackets = br#""(a)""(b)""#;
+        assert_eq!(doubled_inner_quote(brackets, &[4, 5]), Some(4));
     }
 
     #[test]
