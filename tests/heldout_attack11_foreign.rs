@@ -4,7 +4,10 @@
 //! its files: a result no accepted outcome allows is a wrong repair. Then variants of each
 //! family, and the calls that must still repair.
 
-use serde_json::{json, Value};
+mod grading;
+
+use grading::grade_file;
+use serde_json::json;
 use toolmend::repair::{repair, Outcome, RepairOptions, Status};
 use toolmend::schema::ToolSchema;
 
@@ -12,42 +15,12 @@ fn options(tool: &str) -> RepairOptions {
     RepairOptions { stop_reason: Some("tool_use".into()), tool: Some(tool.into()), ..RepairOptions::default() }
 }
 
-/// Whether an accepted outcome (`{"status": "refused"}` or `{"status": …, "input": …}`) allows
-/// `outcome`.
-fn accepts(accepted: &Value, outcome: &Outcome) -> bool {
-    let status = accepted["status"].as_str().unwrap_or_default();
-    status == outcome.status.as_str()
-        && (outcome.status == Status::Refused || accepted.get("input") == outcome.input.as_ref())
-}
-
-/// Each case's id and outcome where no accepted outcome allows a hand-on (wrong), and where a
-/// refusal stands for an expected repair (missed).
-fn grade_file(text: &str) -> (usize, Vec<String>, Vec<String>) {
-    let (mut right, mut missed, mut wrong) = (0, Vec::new(), Vec::new());
-    for line in text.lines() {
-        let case: Value = serde_json::from_str(line).unwrap();
-        let schema = ToolSchema::compile(&case["schema"]).unwrap();
-        let mut options = options(case["tool"].as_str().unwrap());
-        options.stop_reason = case["stop_reason"].as_str().map(String::from);
-        let outcome = repair(case["raw"].as_str().unwrap(), Some(&schema), &options);
-        let detail = format!("{} -> {} {:?} {:?}", case["id"], outcome.status.as_str(), outcome.input, outcome.reason);
-        if case["accept"].as_array().unwrap().iter().any(|a| accepts(a, &outcome)) {
-            right += 1;
-        } else if matches!(outcome.status, Status::Refused | Status::Invalid) {
-            missed.push(detail);
-        } else {
-            wrong.push(detail);
-        }
-    }
-    (right, missed, wrong)
-}
-
 #[test]
 fn the_attacks_foreign_syntax_cases_are_all_refused() {
-    let (right, missed, wrong) = grade_file(include_str!("../fixtures/heldout/attack11_foreign.jsonl"));
-    assert!(wrong.is_empty(), "wrong repairs: {wrong:#?}");
-    assert!(missed.is_empty(), "missed: {missed:#?}");
-    assert_eq!(right, 42);
+    let report = grade_file(include_str!("../fixtures/heldout/attack11_foreign.jsonl"));
+    assert!(report.wrong.is_empty(), "wrong repairs: {:#?}", report.wrong);
+    assert!(report.missed.is_empty(), "missed: {:#?}", report.missed);
+    assert_eq!(report.right, 42);
 }
 
 fn delete_file() -> ToolSchema {
