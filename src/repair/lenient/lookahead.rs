@@ -1045,7 +1045,8 @@ impl Parser<'_> {
         let outer_frames = self.frames.iter().filter(|f| f.kind != FrameKind::List).count();
         let rest = &self.src[r..];
         // Deeper in, a wrapper's close ends what is open as the input's end does.
-        (outer_frames <= 1 && (next == b'{' || (wrapper::suffix(rest, self.opened) && self.names_no_key(rest))))
+        (outer_frames <= 1
+            && (next == b'{' || (wrapper::suffix(rest, self.opened, self.tool) && self.names_no_key(rest))))
             || self.wrapper_closes_at(r)
     }
 

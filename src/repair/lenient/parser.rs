@@ -455,7 +455,7 @@ impl<'s> Parser<'s> {
                 }
                 Some(_) => {
                     let rest = &self.src[pos..];
-                    if !wrapper::suffix(rest, self.opened) || !self.names_no_key(rest) {
+                    if !wrapper::suffix(rest, self.opened, self.tool) || !self.names_no_key(rest) {
                         return Err(text_outside("after", pos));
                     }
                     if self.opened.fence {
@@ -540,7 +540,7 @@ impl<'s> Parser<'s> {
         let closes_wrapper =
             head.starts_with("</") && wrapper::closes_opened(&self.src[self.wrapper_prefix.clone()], head);
         let marker = closes_wrapper || (self.opened.fence && lexeme::fence_len(head).is_some());
-        marker && wrapper::suffix(rest, self.opened) && self.names_no_key(rest)
+        marker && wrapper::suffix(rest, self.opened, self.tool) && self.names_no_key(rest)
     }
 
     /// `separator`: the first comma after a value separates; any other is dropped.

@@ -84,8 +84,10 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
 /// sentence). Bounding it keeps a bare value full of `}` linear: each `}` asks this again.
 pub const MAX_SUFFIX_LEN: usize = 512;
 
-/// Whether `text` (everything after the object) is a recognized wrapper's end.
-pub fn suffix(text: &str, opened: Opened) -> bool {
+/// Whether `text` (everything after the object) is a recognized wrapper's end. A closing tag
+/// that names a tool must name this one, as an opening tag must (`</invoke name="rm">` after a
+/// call to another tool may be the end of an `rm` call).
+pub fn suffix(text: &str, opened: Opened, tool: Option<&str>) -> bool {
     if text.len() > MAX_SUFFIX_LEN {
         return false;
     }
@@ -100,6 +102,12 @@ pub fn suffix(text: &str, opened: Opened) -> bool {
         // After the object only closing tags: an opening one (`<parameter …>`) starts more of
         // the call.
         if let Some(after) = tool_tag(rest).filter(|_| rest.starts_with("</") || is_end_token(rest)) {
+            let token = &rest[..rest.len() - after.len()];
+            if !named_tool(token).is_none_or(|name| names_this_tool(name, tool))
+                || !call_name::tag_names_this_tool(token, tool)
+            {
+                return false;
+            }
             rest = after;
         } else if let (true, Some(after)) = (paren, rest.strip_prefix(')')) {
             paren = false;
@@ -389,7 +397,7 @@ mod tests {
     #[test]
     fn suffixes_that_close_a_wrapper_and_suffixes_that_may_belong_to_the_call() {
         let fenced = Opened { fence: true, ..Opened::default() };
-        let table: [(&str, Opened, bool); 16] = [
+        let table: [(&str, Opened, bool); 20] = [
             ("", Opened::default(), true),
             ("\n```", fenced, true),
             ("\n```\nThat lists the files.", fenced, false),
@@ -401,6 +409,10 @@ mod tests {
             (" and main.", Opened::default(), false),
             (" Do not run this yet.", Opened::default(), false),
             ("</parameter>\n</invoke>", Opened::default(), true),
+            ("</invoke name=\"list_dir\">", Opened::default(), true),
+            ("</invoke name=\"delete_dir\">", Opened::default(), false),
+            ("</function=rm>", Opened::default(), false),
+            ("</tool_call name=rm>", Opened::default(), false),
             (")", Opened { paren: true, ..Opened::default() }, true),
             (" --force", Opened::default(), false),
             (" origin main", Opened::default(), false),
@@ -408,7 +420,7 @@ mod tests {
             ("\n```", Opened::default(), false),
         ];
         for (text, opened, expected) in table {
-            assert_eq!(suffix(text, opened), expected, "{text:?}");
+            assert_eq!(suffix(text, opened, Some("list_dir")), expected, "{text:?}");
         }
     }
 }
