@@ -124,12 +124,14 @@ fn only_a_normal_end_of_the_block_lets_a_repair_through() {
     let with = |reason: &str| {
         repair(raw, Some(&bash(true)), &RepairOptions { stop_reason: Some(reason.into()), ..RepairOptions::default() })
     };
-    for reason in ["max_tokens", "model_context_window_exceeded", "refusal", "a_reason_from_the_future"] {
+    for reason in
+        ["max_tokens", "model_context_window_exceeded", "refusal", "stop_sequence", "a_reason_from_the_future"]
+    {
         let outcome = with(reason);
         assert_refused(&outcome, reason);
         assert_eq!(outcome.reason.unwrap().code, RefusalCode::Truncated);
     }
-    for reason in ["tool_use", "end_turn", "stop_sequence", "pause_turn"] {
+    for reason in ["tool_use", "end_turn", "pause_turn"] {
         assert_eq!(with(reason).input, Some(json!({"command": "npm test", "timeout": 12})), "{reason}");
     }
 }

@@ -436,3 +436,55 @@ fn what_waits_behind_a_block_is_bounded_by_the_hold_limit() {
         assert_eq!(repaired, repaired_below_limit, "{decisions:?}");
     }
 }
+
+/// Frames that name no block by a numeric `index` were read as block 0's: an index-less
+/// `search` block's input was repaired and re-sent as block 0, where another tool's call was
+/// open (attack round 12-S, c31), and an index-less delta was taken into block 0's input
+/// (c30). Such a stream now goes through as it came, as it would without toolmend.
+#[test]
+fn frames_without_an_index_pass_as_they_came() {
+    let start = |index: &str, id: &str| {
+        format!(
+            "event: content_block_start\ndata: {{\"type\":\"content_block_start\",{index}\"content_block\":{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"search\",\"input\":{{}}}}}}\n\n"
+        )
+    };
+    let delta = |index: &str, json: &str| {
+        format!(
+            "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",{index}\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{}}}}}\n\n",
+            serde_json::to_string(json).unwrap()
+        )
+    };
+    let stop = |index: &str| format!("event: content_block_stop\ndata: {{\"type\":\"content_block_stop\"{index}}}\n\n");
+    let end = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    let seed = r#"{"jurisdiction": "se", "terms": token machine payout percentage}"#;
+    let streams = [
+        // An index-less block beside block 0.
+        format!(
+            "{}{}{}{}{}{end}",
+            start("\"index\":0,", "a"),
+            start("", "b"),
+            delta("", seed),
+            stop(""),
+            stop(",\"index\":0")
+        ),
+        // An index-less delta inside block 0.
+        format!(
+            "{}{}{}{}{end}",
+            start("\"index\":0,", "a"),
+            delta("\"index\":0,", "{\"jurisdiction\": \"se\", "),
+            delta("", "\"terms\": token machine}"),
+            stop(",\"index\":0")
+        ),
+        // No frame has an index.
+        format!("{}{}{}{end}", start("", "a"), delta("", seed), stop("")),
+    ];
+    for stream in streams {
+        let (out, decisions) = run(stream.as_bytes());
+        assert_eq!(text(&out), stream);
+        assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{decisions:?}");
+    }
+    // The same stream with its indexes is repaired: the test above is not vacuous.
+    let indexed = format!("{}{}{}{end}", start("\"index\":0,", "a"), delta("\"index\":0,", seed), stop(",\"index\":0"));
+    let (_, decisions) = run(indexed.as_bytes());
+    assert!(decisions.iter().any(|d| d.outcome.status == Status::Repaired), "{decisions:?}");
+}

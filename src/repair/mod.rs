@@ -35,7 +35,7 @@ const MAX_PARSED_BYTES: usize = 32 << 20;
 #[derive(Debug, Clone)]
 pub struct RepairOptions {
     /// The message's stop reason. Anything but a normal end of the block (`tool_use`,
-    /// `end_turn`, `stop_sequence`, `pause_turn`) means the input may be cut: never repaired.
+    /// `end_turn`, `pause_turn`) means the input may be cut: never repaired.
     /// `None` when it is not known (an offline record without one).
     pub stop_reason: Option<String>,
     /// The input's full length in UTF-16 units when only a prefix was recorded (the CLI keeps

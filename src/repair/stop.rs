@@ -36,8 +36,11 @@ impl StopReason {
     }
 
     /// Whether the block ended the way blocks end: only then is its input known to be whole.
+    /// A stop sequence is not such an end: generation stops wherever the sequence matched, so
+    /// a tool block of that message may stop in the middle of its input (a finished call
+    /// ends the message with `tool_use`).
     pub fn ends_block_normally(&self) -> bool {
-        matches!(self, Self::ToolUse | Self::EndTurn | Self::StopSequence | Self::PauseTurn)
+        matches!(self, Self::ToolUse | Self::EndTurn | Self::PauseTurn)
     }
 
     pub fn as_str(&self) -> &str {
@@ -59,11 +62,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_four_normal_endings_leave_the_input_whole() {
+    fn only_the_three_normal_endings_leave_the_input_whole() {
         let table = [
             ("tool_use", true),
             ("end_turn", true),
-            ("stop_sequence", true),
+            ("stop_sequence", false),
             ("pause_turn", true),
             ("max_tokens", false),
             ("model_context_window_exceeded", false),

@@ -153,7 +153,7 @@ struct Typed<'a> {
 struct BlockStart<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default)]
+    /// Required: a frame without it names no block (the CLI fails the stream on it).
     index: u64,
     #[serde(borrow)]
     content_block: ContentBlock<'a>,
@@ -173,7 +173,7 @@ struct ContentBlock<'a> {
 struct BlockDelta<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default)]
+    /// Required: a frame without it names no block (the CLI fails the stream on it).
     index: u64,
     #[serde(borrow)]
     delta: Delta<'a>,
@@ -191,7 +191,7 @@ struct Delta<'a> {
 struct BlockStop<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default)]
+    /// Required: a frame without it names no block (the CLI fails the stream on it).
     index: u64,
 }
 
@@ -283,6 +283,21 @@ mod tests {
             ("data: {\"type\":\"text\"}\n\n", "Other"),
         ] {
             assert_eq!(event_of(raw), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_block_frame_without_a_numeric_index_is_unreadable() {
+        // Read as index 0, an index-less frame was taken into block 0's input, or a repaired
+        // block re-sent as block 0 (attack round 12-S, findings c30, c31).
+        for raw in [
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":{}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":\"0\",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\"}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":-1}\n\n",
+        ] {
+            assert_eq!(event_of(raw), "Unreadable", "{raw}");
         }
     }
 
