@@ -22,13 +22,26 @@ impl ToolCatalog {
     }
 
     /// Adds (or replaces) every tool in a list of `{name, input_schema | inputSchema}`,
-    /// compiling through `cache` when given.
+    /// compiling through `cache` when given. A name the list defines twice with different
+    /// schemas is unusable: which one the model was shown cannot be told (the Anthropic API
+    /// refuses such a list, a gateway in front of another model may not).
     pub fn add_all(&mut self, list: &[Value], cache: Option<&SchemaCache>) {
+        // The first schema given for each name in this list, and the names given two.
+        let mut first: HashMap<&str, &Value> = HashMap::new();
+        let mut conflicting: Vec<&str> = Vec::new();
         for tool in list {
             let Some(name) = tool["name"].as_str() else { continue };
             let Some(schema) = tool.get("input_schema").or_else(|| tool.get("inputSchema")) else {
                 continue;
             };
+            if *first.entry(name).or_insert(schema) != schema && !conflicting.contains(&name) {
+                conflicting.push(name);
+            }
+            if conflicting.contains(&name) {
+                let message = format!("the tools list defines '{name}' more than once, with different schemas");
+                self.tools.insert(name.to_string(), Err(SchemaError::at("", message)));
+                continue;
+            }
             let compiled = match cache {
                 Some(cache) => cache.get_or_compile(schema),
                 None => ToolSchema::compile(schema).map(Arc::new),
@@ -87,6 +100,27 @@ mod tests {
             assert!(matches!(catalog.get("a"), Some(Ok(_))), "{shape}");
         }
         assert!(ToolCatalog::from_value(&json!({"name": "x"})).is_none());
+    }
+
+    #[test]
+    fn a_name_given_two_schemas_in_one_list_is_unusable() {
+        let schema = |kind: &str| json!({"type": "object", "properties": {"q": {"type": kind}}});
+        let tool = |name: &str, kind: &str| json!({"name": name, "input_schema": schema(kind)});
+        for list in [
+            json!([tool("a", "string"), tool("a", "integer")]),
+            json!([tool("a", "integer"), tool("a", "string")]),
+            json!([tool("a", "string"), tool("a", "integer"), tool("a", "integer")]),
+        ] {
+            let catalog = ToolCatalog::from_value(&list).unwrap();
+            let error = catalog.get("a").unwrap().as_ref().unwrap_err();
+            assert!(error.message.contains("more than once"), "{error}");
+        }
+        // The same schema twice is one definition; a later list may still replace it.
+        let mut catalog = ToolCatalog::from_value(&json!([tool("a", "string"), tool("a", "string")])).unwrap();
+        assert!(matches!(catalog.get("a"), Some(Ok(_))));
+        catalog.add_all(&[tool("a", "integer")], None);
+        let replaced = catalog.get("a").unwrap().as_ref().unwrap();
+        assert_eq!(replaced.source(), &schema("integer"));
     }
 
     #[test]
