@@ -234,10 +234,11 @@ fn text_that_is_not_a_members_spelling_still_repairs() {
     repairs_to(&files(), "{\"files\": [a=1,b=2]}", json!({"files": ["a=1", "b=2"]}));
     repairs_to(&files(), "{\"files\": [build, dist]}", json!({"files": ["build", "dist"]}));
     repairs_to(&deploy(), "{\"service\": web-api}", json!({"service": "web-api"}));
-    // Markdown's `name`: description lines, and a call's keyword argument, are text.
+    // Markdown's `name`: description lines, and a call's keyword argument, are text. (No line
+    // break before the `}`: in a one-line object it may be the content's own, a second reading.)
     repairs_to(
         &write(),
-        "{\"file_path\": \"/API.md\", \"content\": - `timeout`: seconds to wait\n- `retries`: count\n}",
+        "{\"file_path\": \"/API.md\", \"content\": - `timeout`: seconds to wait\n- `retries`: count}",
         json!({"file_path": "/API.md", "content": "- `timeout`: seconds to wait\n- `retries`: count"}),
     );
     repairs_to(

@@ -120,7 +120,9 @@ fn recognized_wrappers_around_the_object_are_still_dropped() {
 
 #[test]
 fn only_a_normal_end_of_the_block_lets_a_repair_through() {
-    let raw = "{\"command\": \"npm test\", \"timeout\": 12";
+    // The input ends after a closed string: a number there could go on (`12` of `120000`) and
+    // refuses at any end of the block.
+    let raw = "{\"command\": \"npm test\", \"timeout\": 12, \"description\": \"run\"";
     let with = |reason: &str| {
         repair(raw, Some(&bash(true)), &RepairOptions { stop_reason: Some(reason.into()), ..RepairOptions::default() })
     };
@@ -132,7 +134,14 @@ fn only_a_normal_end_of_the_block_lets_a_repair_through() {
         assert_eq!(outcome.reason.unwrap().code, RefusalCode::Truncated);
     }
     for reason in ["tool_use", "end_turn", "pause_turn"] {
-        assert_eq!(with(reason).input, Some(json!({"command": "npm test", "timeout": 12})), "{reason}");
+        let expected = json!({"command": "npm test", "timeout": 12, "description": "run"});
+        assert_eq!(with(reason).input, Some(expected), "{reason}");
+        let cut_in_a_number = repair(
+            "{\"command\": \"npm test\", \"timeout\": 12",
+            Some(&bash(true)),
+            &RepairOptions { stop_reason: Some(reason.into()), ..RepairOptions::default() },
+        );
+        assert_eq!(cut_in_a_number.reason.map(|r| r.code), Some(RefusalCode::Truncated), "{reason}");
     }
 }
 

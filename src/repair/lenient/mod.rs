@@ -5,6 +5,7 @@
 mod brackets;
 mod choices;
 mod comments;
+mod literal_syntax;
 mod lookahead;
 mod member_scope;
 mod parser;

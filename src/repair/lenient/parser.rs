@@ -5,6 +5,7 @@
 use super::brackets::Brackets;
 use super::choices::{Choices, KEEP_AS_TEXT, TAKE_AS_STRUCTURE};
 use super::comments::CommentFinder;
+use super::literal_syntax;
 use super::lookahead::{is_closer, Spot};
 use super::production::{Production, ProductionSet};
 use super::tree::{Member, Node, NodeKind};
@@ -63,6 +64,9 @@ pub(super) struct Frame<'s> {
     pub paren: bool,
     /// An object that takes undeclared keys: any unquoted word may be one (weakly).
     pub open: bool,
+    /// An object laid out over lines (`{⏎  "a": …⏎}`, or braceless members): its line breaks
+    /// around values are formatting. In a one-line object they may be a value's own.
+    pub pretty: bool,
 }
 
 pub(super) struct Parser<'s> {
@@ -90,6 +94,8 @@ pub(super) struct Parser<'s> {
     text_members: Vec<String>,
     /// Where the first `key:` after a boundary was kept as text (see [`Document::key_kept_as_text`]).
     kept_as_text: Option<usize>,
+    /// Where a written-out escape at a value's start was kept as the value's text.
+    escape_kept_at: Option<usize>,
     /// A position and how many `}` the input holds from it on.
     closers_after: Option<(usize, usize)>,
     /// Where the root object's `{` is (none when it is missing).
@@ -176,6 +182,7 @@ pub fn parse_reading(
         text_as_member: Vec::new(),
         text_members: Vec::new(),
         kept_as_text: None,
+        escape_kept_at: None,
         closers_after: None,
         root_open: None,
         implicit_root: false,
@@ -252,6 +259,9 @@ impl<'s> Parser<'s> {
                 return pos;
             };
             if value_starts && self.choices.choose(2) == KEEP_AS_TEXT {
+                if production == Production::LiteralEscape {
+                    self.escape_kept_at = Some(pos);
+                }
                 return pos;
             }
             self.hit(production);
@@ -344,6 +354,45 @@ impl<'s> Parser<'s> {
         self.object_keys().is_some_and(|keys| keys.contains(&name))
     }
 
+    /// Whether `text` ends, after a comma, in the start of a name the object declares
+    /// (`, run_in_bac`): with the input ending there, a member cut inside its key.
+    fn ends_with_key_prefix(&self, text: &str) -> bool {
+        let Some((_, last)) = text.rsplit_once(',') else {
+            return false;
+        };
+        let name = last.trim().trim_start_matches(['"', '\'']);
+        !name.is_empty()
+            && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | '@'))
+            && self.object_keys().is_some_and(|keys| keys.iter().any(|key| key.starts_with(name)))
+    }
+
+    /// A bare run from `start` to `end` without its trailing blanks, or — where they hold a line
+    /// break before a comma or a closer of a one-line object (`foo(bar)⏎}`) — with them: the
+    /// line break may be the value's own; both readings are walked.
+    fn trailing_layout_or_text(&mut self, start: usize, end: usize, textual: bool) -> &'s str {
+        let src = self.src;
+        let trimmed = src[start..end].trim_end();
+        let one_line = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && !f.pretty);
+        let before_structure = matches!(self.byte(end), Some(b',' | b'}' | b']'));
+        let line_break = src[start + trimmed.len()..end].contains(is_line_break);
+        if textual && one_line && before_structure && line_break && self.choices.choose(2) == KEEP_AS_TEXT {
+            return &src[start..end];
+        }
+        trimmed
+    }
+
+    /// Whether the run at `start` is text that a written-out escape kept at the value's start
+    /// begins (`\t\treturn err`), not layout before a quoted or bracketed value (`\n"ls"`).
+    fn escape_starts_text(&self, start: usize, text: &str, shape: ShapeId) -> bool {
+        let mut rest = text;
+        while let Some(len) = lexeme::literal_escape_len(rest).or_else(|| lexeme::whitespace_len(rest)) {
+            rest = &rest[len..];
+        }
+        self.escape_kept_at == Some(start)
+            && self.shapes.is_textual(shape)
+            && rest.starts_with(|c: char| !matches!(c, '"' | '\'' | '{' | '[' | '('))
+    }
+
     /// Whether the root's closer may be missing: its `{` pairs with nothing, or was never there.
     fn root_unpaired(&self) -> bool {
         self.implicit_root || self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none())
@@ -372,10 +421,23 @@ impl<'s> Parser<'s> {
             Some(FrameKind::Array) => b']',
             _ => b'}',
         };
-        if self.src.as_bytes()[at] == own && self.closer_ok(at) {
+        if self.src.as_bytes()[at] == own && self.closer_ok(at) && !self.more_closers_than_open(at) {
             return true;
         }
         self.choices.choose(2) == TAKE_AS_STRUCTURE
+    }
+
+    /// Whether the closers from `at` on, with only blanks between them (`return nil⏎\t}⏎}`),
+    /// outnumber the containers open: one of them is the text's own (a code block's brace) or
+    /// a stray one — two readings.
+    fn more_closers_than_open(&self, at: usize) -> bool {
+        let open = self.frames.iter().filter(|f| f.kind != FrameKind::List).count();
+        let closers = self.src[at..]
+            .bytes()
+            .filter(|b| !b.is_ascii_whitespace())
+            .take_while(|b| matches!(b, b'}' | b']'))
+            .count();
+        closers > open
     }
 
     /// Whether a blank (any white space, a line break too) starts at `at`.
@@ -484,7 +546,7 @@ impl<'s> Parser<'s> {
                 at,
             ));
         }
-        self.frames.push(Frame { kind, keys, paren: false, open: false });
+        self.frames.push(Frame { kind, keys, paren: false, open: false, pretty: false });
         Ok(())
     }
 
@@ -566,8 +628,10 @@ impl<'s> Parser<'s> {
     /// `object = "{" ws (member (sep member)*)? sep? close`; with `implicit`, the `{` is missing.
     fn object(&mut self, open: usize, shape: ShapeId, implicit: bool) -> Parsed {
         self.enter(FrameKind::Object, self.shapes.known_keys(shape), open)?;
+        let pretty = implicit || self.src[open + 1..self.skip_ws_quiet(open + 1)].contains(is_line_break);
         if let Some(frame) = self.frames.last_mut() {
             frame.open = self.shapes.allows_undeclared(shape);
+            frame.pretty = pretty;
         }
         self.hit(Production::Object);
         if self.frames.len() == 1 {
@@ -675,13 +739,39 @@ impl<'s> Parser<'s> {
         } else {
             return self.error(format!("expected ':' after key '{key}'"), after);
         }
+        self.refuse_other_separator(self.skip_ws_quiet(after))?;
         let value_pos = self.skip_ws_before_value(after);
         let value_shape = self.shapes.property(object_shape, &key);
+        let value_pos = self.value_start_after_layout(after, value_pos, value_shape);
         self.path.push(escape_pointer(&key));
         let value = self.member_value(value_pos, value_shape);
         self.path.pop();
         let (value, end) = value?;
         Ok((Member { key, key_span, value }, end))
+    }
+
+    /// Where a bare text value starts, after the blanks from `colon_end` to `value_pos`: one
+    /// blank (or one line break) is formatting; more (`":     return 2`, `":⏎    if x:`) may be
+    /// the value's own indentation — both readings are walked.
+    fn value_start_after_layout(&mut self, colon_end: usize, value_pos: usize, shape: ShapeId) -> usize {
+        let gap = &self.src[colon_end..value_pos];
+        let first = if gap.starts_with("\r\n") { 2 } else { gap.chars().next().map_or(0, char::len_utf8) };
+        if gap.len() <= first || !gap.chars().all(is_blank) || !self.shapes.is_textual(shape) {
+            return value_pos;
+        }
+        if !self.bare_text_at(value_pos) || self.choices.choose(2) == TAKE_AS_STRUCTURE {
+            return value_pos;
+        }
+        colon_end + first
+    }
+
+    /// Whether a bare run, not a quoted, bracketed or scalar value, starts at `pos`.
+    fn bare_text_at(&self, pos: usize) -> bool {
+        let rest = &self.src[pos..];
+        let scalar = lexeme::number_len(rest)
+            .or_else(|| lexeme::literal_len(rest))
+            .is_some_and(|len| self.value_ends_at(pos + len));
+        !rest.is_empty() && !rest.starts_with(['"', '\'', '{', '[', '(', ',', '}', ']']) && !scalar
     }
 
     /// Whether a value starts at `at`, right after a key whose colon is missing: a quote, a
@@ -861,9 +951,11 @@ impl<'s> Parser<'s> {
                 let inner_quotes = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeInnerQuote);
                 let body = &self.src[pos + 1..end.saturating_sub(1).max(pos + 1)];
                 let raw_controls = self.edits[mark..].iter().any(|e| e.kind == EditKind::EscapeControlChar);
-                if inner_quotes && (body.starts_with("\"\"") || body.ends_with("\"\"")) {
-                    // `"Find TODOs"""`: quotes doubled at an edge of the string: which of them
-                    // is the text's own is unclear (`-N "" -f k` inside is an empty word).
+                let doubled_edge = body.as_bytes().starts_with(&[byte]) || body.as_bytes().ends_with(&[byte, byte]);
+                if inner_quotes && (doubled_edge || body.starts_with("\"\"") || body.ends_with("\"\"")) {
+                    // `"Find TODOs"""`, `''notes/todo.md''`: quotes doubled at an edge of the
+                    // string: which of them is the text's own is unclear (`-N "" -f k` inside is
+                    // an empty word).
                     return Err(SyntaxError::new(
                         RefusalCode::Ambiguous,
                         "a string with unescaped quotes doubled: which quote closes it is unclear",
@@ -900,6 +992,14 @@ impl<'s> Parser<'s> {
         if let Some(len) = lexeme::number_len(rest) {
             if self.value_ends_at(pos + len) {
                 if let Some(number) = lexeme::json_number(&rest[..len]) {
+                    if rest[len..].trim().is_empty() {
+                        // `"timeout": 1` and the end, nothing closed: the digits may go on.
+                        return Err(SyntaxError::new(
+                            RefusalCode::Truncated,
+                            "the input ends inside a number: its digits may go on",
+                            pos,
+                        ));
+                    }
                     self.hit(Production::Number);
                     return Ok((Node { span: pos..pos + len, kind: NodeKind::Number(number) }, pos + len));
                 }
@@ -1000,9 +1100,18 @@ impl<'s> Parser<'s> {
             }
             i += 1;
         }
-        let text = self.src[start..i].trim_end();
+        let text = self.trailing_layout_or_text(start, i, textual);
         if !text.chars().any(char::is_alphanumeric) {
             return self.error("expected a value", start);
+        }
+        if has_escape(text, JSON_ESCAPES, false) && self.escape_starts_text(start, text, shape) {
+            // `"new_string": \t\treturn err`: the escapes dropped as layout is the other reading;
+            // this one is itself two (JSON escaping, or backslashes), so neither can be ruled out.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "a written-out escape at the start of unquoted text: layout, JSON escaping or a backslash",
+                start,
+            ));
         }
         if has_escape(text, JSON_ESCAPES, false) {
             // `import os\nprint(1)`, `print(\"hi\")`: JSON's escaping kept after its quotes were
@@ -1026,7 +1135,20 @@ impl<'s> Parser<'s> {
             // `u'ls'`, `r"\d+"`: a Python string with a prefix, not text with quotes.
             return self.error("a Python string literal with a prefix", start);
         }
-        if i >= bytes.len() && !self.frames.is_empty() && text.contains('\n') {
+        if let Some(why) = literal_syntax::foreign_literal(text) {
+            return Err(SyntaxError::new(RefusalCode::Ambiguous, why, start));
+        }
+        // Blanks after the text do not end it: a cut may fall after a line break as well.
+        let runs_to_end = self.src[i..].trim().is_empty();
+        if runs_to_end && !self.frames.is_empty() && self.ends_with_key_prefix(text) {
+            // `rm -rf ./build, run_in_bac`: a member cut inside its key.
+            return Err(SyntaxError::new(
+                RefusalCode::Truncated,
+                "unquoted text ending in part of a key of the object",
+                start,
+            ));
+        }
+        if runs_to_end && !self.frames.is_empty() && text.contains('\n') {
             // The object never closes: the lines after the first may be outside the call.
             return self.error("an unclosed value runs over several lines to the end", start);
         }

@@ -27,11 +27,26 @@ impl Parser<'_> {
         let body_start = body.as_ptr() as usize - self.src.as_ptr() as usize;
         match foreign_escape(body) {
             Some(at) if quote == b'\'' => Err(ambiguous(
-                "a Python escape JSON lacks in a single-quoted string: the escape, or a backslash of the text",
+                "a Python escape JSON lacks (or `\\b`, `\\f`) in a single-quoted string: the escape, or a backslash of the text",
                 body_start + at,
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Where a member's value starts at `at`: another language's key-value separator there
+    /// (`command => "x"`, `command = "x"`, `-> "x"`, `"path" := "x"`) is that separator, or the
+    /// start of the value's text (`=> "./deploy.sh"` truncates the script in bash).
+    pub(super) fn refuse_other_separator(&self, at: usize) -> Result<(), SyntaxError> {
+        let rest = &self.src[at..];
+        let Some(op) = ["=>", "->", "="].into_iter().find(|op| rest.starts_with(op)) else {
+            return Ok(());
+        };
+        let next = rest[op.len()..].chars().next();
+        if next.is_none_or(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '{' | '[')) {
+            return Err(ambiguous("another separator after the key: the separator, or the value's text?", at));
+        }
+        Ok(())
     }
 
     /// At an array item: a number or literal followed at once by a quoted value, a bracket,
@@ -120,6 +135,9 @@ fn is_typographic_quote(c: char) -> bool {
             | '\u{FF02}' | '\u{FF07}' // ＂ ＇
             | '\u{300C}'..='\u{300F}' // 「 」 『 』
             | '\u{301D}'..='\u{301F}' // 〝 〞 〟
+            | '\u{275B}'..='\u{2760}' // ❛ ❜ ❝ ❞ ❟ ❠ (ornaments)
+            | '\u{276E}' | '\u{276F}' // ❮ ❯
+            | '\u{1F676}'..='\u{1F678}' // 🙶 🙷 🙸
     )
 }
 
@@ -133,7 +151,8 @@ pub(super) fn has_typographically_quoted_piece(text: &str) -> bool {
 /// have and a model writes when it means one (`\xe9`, `\0`, `\N{…}`, `\U0001F600`): in a
 /// dialect whose `\'` is honoured, the backslash may be the escape's or the text's own. `\a`,
 /// `\v` and `\1` are left out: far more often a path's letter (`C:\app`) or a regex's
-/// back-reference than a bell or an octal escape.
+/// back-reference than a bell or an octal escape. `\b` and `\f` count: JSON has them, but in a
+/// string not written as JSON `'\bTODO\b'` is a regex's word boundary as often as a backspace.
 pub(super) fn foreign_escape(body: &str) -> Option<usize> {
     let bytes = body.as_bytes();
     let mut i = 0;
@@ -148,7 +167,7 @@ pub(super) fn foreign_escape(body: &str) -> Option<usize> {
             b'x' => hex(i + 2, 2),
             b'U' => hex(i + 2, 8),
             b'N' => bytes.get(i + 2) == Some(&b'{'),
-            b'0' => true,
+            b'0' | b'b' | b'f' => true,
             _ => false,
         };
         if foreign {
@@ -247,6 +266,7 @@ mod tests {
         assert_eq!(foreign_escape(r"\N{DASH}"), Some(0));
         assert_eq!(foreign_escape(r"it\'s \d+ C:\\x41"), None);
         assert_eq!(foreign_escape(r"\xZZ"), None);
+        assert_eq!(foreign_escape(r"\bTODO\b"), Some(0));
         assert_eq!(foreign_escape(r"C:\Dev\app.js \vendor s/\(a\)/\1/"), None);
         assert_eq!(foreign_escape(r"C:\Dev\app.js \vendor s/\(a\)/\1/"), None);
     }

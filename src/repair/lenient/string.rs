@@ -204,7 +204,11 @@ impl Parser<'_> {
             }
         };
         text.push(decoded);
-        Ok((2, decoded == '\\' || decoded.is_ascii_alphabetic() || decoded.is_ascii_control()))
+        // An escaped quote counts too: next to a backslash that escapes nothing (`\"%s\v\"`),
+        // `\"` may be the text's own backslash and quote.
+        let reads_otherwise =
+            matches!(decoded, '\\' | '"' | '\'') || decoded.is_ascii_alphabetic() || decoded.is_ascii_control();
+        Ok((2, reads_otherwise))
     }
 
     /// `\uXXXX`, with a surrogate pair as one character. `None` when the hex digits are missing.
