@@ -302,6 +302,20 @@ mod tests {
     }
 
     #[test]
+    fn call_tags_and_tokens_are_known_by_their_whole_names() {
+        for tag in
+            ["invoke name=\"x\"", "/function_calls", "minimax:tool_call", "|tool_call", "｜DSML｜invoke", "function=x"]
+        {
+            assert!(is_call_tag(tag), "{tag:?}");
+        }
+        for tag in ["tool_dry_run", "invoke_later", "function_example", "dry_run:invoke", "toolbox", "caller"] {
+            assert!(!is_call_tag(tag), "{tag:?}");
+        }
+        assert!(is_call_token("python_tag") && is_ending_token("tool_call_end"));
+        assert!(!is_call_token("do_not_execute") && !is_ending_token("pending"));
+    }
+
+    #[test]
     fn a_fence_tagged_with_a_language_or_this_tool_opens_the_call() {
         for info in
             ["", "json", "JSON", " jsonc ", "js", "xml", "merge_pull_request", "json merge_pull_request", "tool_code"]

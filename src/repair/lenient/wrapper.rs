@@ -401,6 +401,36 @@ mod tests {
     }
 
     #[test]
+    fn only_whole_tag_and_token_names_of_call_syntaxes_are_wrappers() {
+        for text in [
+            "<tool_dry_run>\n",
+            "<function_example>",
+            "<invoke_dry_run name=\"x\">",
+            "<|do_not_execute|>",
+            "<x:invoke>",
+        ] {
+            assert_eq!(prefix(text, None), None, "{text:?}");
+        }
+        for text in ["<tool_call>\n", "<minimax:tool_call>", "<|python_tag|>", "<|tool_call|>", "<function_calls>\n"] {
+            assert_eq!(prefix(text, None), Some(Opened::default()), "{text:?}");
+        }
+        assert!(!suffix("<|pending|>", Opened::default(), None));
+        assert!(suffix("<|eot_id|>", Opened::default(), None));
+    }
+
+    #[test]
+    fn a_comment_outside_the_object_is_dropped_only_as_a_lead_in_or_closing_words() {
+        assert_eq!(prefix("// call\n", None), Some(Opened::default()));
+        assert_eq!(prefix("/* Here is the call: */ ", None), Some(Opened::default()));
+        assert_eq!(prefix("/* as root: */ ", None), None);
+        assert_eq!(prefix("// staging only\n", None), None);
+        let lead_in = Opened { lead_in: true, ..Opened::default() };
+        assert!(suffix(" // now", lead_in, None));
+        assert!(!suffix(" // now", Opened::default(), None));
+        assert!(!suffix(" // do not run this yet", lead_in, None));
+    }
+
+    #[test]
     fn a_wrapper_that_names_another_tool_is_not_this_call() {
         let glob = Some("Glob");
         assert!(prefix("Glob(", glob).is_some());
