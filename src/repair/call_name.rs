@@ -4,6 +4,10 @@
 //! and a model that wrote another tool's name there meant that tool's call. So every value a
 //! wrapper's attributes hold must name this tool, and text in them that reads as none of these
 //! spellings refuses: it is never ignored.
+//!
+//! Which tags and special tokens are a call syntax's at all is decided here too, by their exact
+//! names: a tag or token that only starts like one (`<tool_dry_run>`, `<function_example>`,
+//! `<|do_not_execute|>`) says how the call is meant, so it is text, never a wrapper.
 
 use super::lenient::names_this_tool;
 use super::lexeme;
@@ -69,6 +73,84 @@ pub fn attributes_name_this_tool(attributes: &str, tool: Option<&str>) -> Result
     Ok(())
 }
 
+/// Tag names of the call syntaxes models write around or instead of JSON: Claude's
+/// `function_calls`, `invoke`, `parameter`; Hermes' and Qwen's `tool_call`, `function`; GLM's
+/// `arg_key`, `arg_value`; DeepSeek's `tool_calls`; the `tool_use` and `tool_input` of prompts
+/// that teach an XML call. Each is compared whole, after `/`, `|` and `｜DSML｜` are dropped.
+const CALL_TAGS: [&str; 10] = [
+    "function_calls",
+    "invoke",
+    "parameter",
+    "tool_call",
+    "tool_calls",
+    "function",
+    "arg_key",
+    "arg_value",
+    "tool_use",
+    "tool_input",
+];
+
+/// XML namespaces a call syntax puts on its tags (`<minimax:tool_call>`). Any other namespace
+/// is part of the name (`<dry_run:invoke>` is not an `invoke`).
+const CALL_NAMESPACES: [&str; 2] = ["minimax", "antml"];
+
+/// Chat templates' special tokens that open a call (Kimi's, Llama's, Phi's and Granite's).
+const OPENING_TOKENS: [&str; 6] = [
+    "tool_calls_section_begin",
+    "tool_call_begin",
+    "tool_call_argument_begin",
+    "tool_call",
+    "python_tag",
+    "python_start",
+];
+
+/// Special tokens that end a call or the turn it is in (Kimi's, Llama's, Phi's, ChatML's,
+/// harmony's).
+const ENDING_TOKENS: [&str; 10] = [
+    "tool_call_end",
+    "tool_calls_section_end",
+    "python_end",
+    "eot_id",
+    "eom_id",
+    "end",
+    "im_end",
+    "endoftext",
+    "call",
+    "/tool_call",
+];
+
+/// The name of a tag as a call syntax writes it (the text between `<` and `>`): without the
+/// `/` of a closing tag, the `|` or `｜DSML｜` decorations, and a known namespace.
+fn tag_name(tag: &str) -> &str {
+    let inner = tag.trim_start_matches(['/', '|', '｜']);
+    let inner = inner.strip_prefix("DSML").map_or(inner, |rest| rest.trim_start_matches(['|', '｜']));
+    let end = inner.find(|c: char| c.is_whitespace() || matches!(c, '=' | '|' | '｜' | '/')).unwrap_or(inner.len());
+    local_name(&inner[..end])
+}
+
+/// `name` without a namespace a call syntax uses; any other namespace stays in the name.
+pub fn local_name(name: &str) -> &str {
+    match name.split_once(':') {
+        Some((namespace, local)) if CALL_NAMESPACES.contains(&namespace.to_ascii_lowercase().as_str()) => local,
+        _ => name,
+    }
+}
+
+/// Whether the tag (the text between `<` and `>`) is one of a call syntax's, by its exact name.
+pub fn is_call_tag(tag: &str) -> bool {
+    CALL_TAGS.contains(&tag_name(tag).to_ascii_lowercase().as_str())
+}
+
+/// Whether `<|token|>` is a known special token of a chat template's call syntax.
+pub fn is_call_token(token: &str) -> bool {
+    OPENING_TOKENS.contains(&token) || is_ending_token(token)
+}
+
+/// Whether `<|token|>` is a known special token that ends a call or its turn.
+pub fn is_ending_token(token: &str) -> bool {
+    ENDING_TOKENS.contains(&token)
+}
+
 /// Whether a tag token of a call syntax (`<invoke name="X">`, `<function X>`, `<|tool_call|>`)
 /// may open this call: a parameter's tag (its name is a key's), or a wrapper (opening or
 /// closing) whose attributes, if any, name this tool.
@@ -79,9 +161,8 @@ pub fn tag_names_this_tool(token: &str, tool: Option<&str>) -> bool {
     let inner = inner.trim_start_matches(['/', '|', '｜']);
     let inner = inner.strip_prefix("DSML").map_or(inner, |rest| rest.trim_start_matches(['|', '｜']));
     let name_end = inner.find(|c: char| c.is_whitespace() || matches!(c, '=' | '|' | '｜')).unwrap_or(inner.len());
-    let name = inner[..name_end].rsplit_once(':').map_or(&inner[..name_end], |(_, local)| local).to_ascii_lowercase();
-    name.starts_with("parameter")
-        || name.starts_with("arg_")
+    let name = local_name(&inner[..name_end]).to_ascii_lowercase();
+    matches!(name.as_str(), "parameter" | "arg_key" | "arg_value")
         || attributes_name_this_tool(&inner[name_end..], tool).is_ok()
 }
 
@@ -218,6 +299,20 @@ mod tests {
             assert_eq!(attributes_name_this_tool(attributes, TOOL), Ok(()), "{attributes:?}");
         }
         assert_eq!(attributes_name_this_tool(" name=get_pull_request", None), Ok(()));
+    }
+
+    #[test]
+    fn call_tags_and_tokens_are_known_by_their_whole_names() {
+        for tag in
+            ["invoke name=\"x\"", "/function_calls", "minimax:tool_call", "|tool_call", "｜DSML｜invoke", "function=x"]
+        {
+            assert!(is_call_tag(tag), "{tag:?}");
+        }
+        for tag in ["tool_dry_run", "invoke_later", "function_example", "dry_run:invoke", "toolbox", "caller"] {
+            assert!(!is_call_tag(tag), "{tag:?}");
+        }
+        assert!(is_call_token("python_tag") && is_ending_token("tool_call_end"));
+        assert!(!is_call_token("do_not_execute") && !is_ending_token("pending"));
     }
 
     #[test]

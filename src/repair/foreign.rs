@@ -89,6 +89,15 @@ pub fn names_declared_key<'k>(text: &str, declared: &[&'k str]) -> Option<&'k st
     })
 }
 
+/// The first declared key a parameter tag names after a closing tag of the syntax (`npm test⏎
+/// </parameter>⏎<parameter name="timeout">`): a value ended there and the next began. A pair of
+/// tags the text opens and closes itself (`<parameter name="command">ls</parameter>` in an XML
+/// file's content) is not that shape.
+pub fn names_declared_key_after_close<'k>(text: &str, declared: &[&'k str]) -> Option<&'k str> {
+    let close = ["</parameter", "</arg_value", "</arg_key"].iter().filter_map(|tag| text.find(tag)).min()?;
+    names_declared_key(&text[close..], declared)
+}
+
 /// A value's text beyond its tags: no damaged closing tag, no doubled `>`, no entity.
 fn reads_one_way(raw: &str, tag_end: usize, span: &Range<usize>) -> Result<(), Refusal> {
     holds_no_tags(raw, span)?;
@@ -237,13 +246,20 @@ fn values(
     let mut values = Vec::new();
     if string && kind != ValueKind::Json {
         values.push(Value::String(text.to_string()));
-        // `"/tmp/a b.txt"`: quotes that are the path's, or the model's around it.
-        if let Some(inner) = unquoted(text) {
-            values.push(Value::String(inner));
+        // `"/tmp/a b.txt"`: quotes that are the path's, or the model's around it;
+        // `#!/bin/sh\nset -e`, `<![CDATA[a < b]]>`: another syntax's escaping, or the text's own.
+        for inner in [unquoted(text), json_unescaped(text), cdata_decoded(text)].into_iter().flatten() {
+            if !values.contains(&Value::String(inner.clone())) {
+                values.push(Value::String(inner));
+            }
         }
     }
     if (other && kind != ValueKind::Text) || kind == ValueKind::Json {
         let text = text.trim();
+        // Python's booleans, as the lenient rung reads them at a boolean.
+        if let Some(flag) = [("True", true), ("False", false)].iter().find(|(word, _)| *word == text) {
+            values.push(Value::Bool(flag.1));
+        }
         // `\` before a line break, `\'`: dropped by JSON5, kept by the literal reading.
         let literal = super::json5_reading::with_literal_escapes(text);
         for (reading, primary) in [(Some(text), true), (literal.as_deref(), false)] {
@@ -278,6 +294,48 @@ fn unquoted(text: &str) -> Option<String> {
     let (open, close) = *QUOTE_PAIRS.iter().find(|(open, _)| *open == first)?;
     let inner = trimmed.strip_prefix(open)?.strip_suffix(close)?;
     (!inner.contains([open, close])).then(|| inner.to_string())
+}
+
+/// `text` read as the body of a JSON string, where it is one (every backslash starts an escape,
+/// no raw quote or control character) and holds an escape other than `\b` and `\f` (regex
+/// and shell text far more often): a writer JSON-escaped the value inside the tags.
+fn json_unescaped(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut at = memchr::memchr_iter(b'\\', bytes);
+    let mut escapes = false;
+    while let Some(i) = at.next() {
+        escapes |= !matches!(bytes.get(i + 1), Some(b'b' | b'f'));
+        // The escaped byte is not an escape's start (`\\n` is a backslash, then `n`).
+        if bytes.get(i + 1) == Some(&b'\\') {
+            at.next();
+        }
+    }
+    if !escapes {
+        return None;
+    }
+    serde_json::from_str::<String>(&format!("\"{text}\"")).ok()
+}
+
+/// `text` with its XML CDATA sections (`<![CDATA[grep "<div" a.html]]>`) read as the text they
+/// hold, where markup outside them is escaped as XML's must be (no raw `<`): a `<` outside
+/// one is the text's own markup (`<script><![CDATA[…]]></script>`), and so are the sections.
+fn cdata_decoded(text: &str) -> Option<String> {
+    const OPEN: &str = "<![CDATA[";
+    if !text.contains(OPEN) {
+        return None;
+    }
+    let (mut rest, mut decoded) = (text, String::new());
+    while let Some(at) = rest.find(OPEN) {
+        let (before, section) = (&rest[..at], &rest[at + OPEN.len()..]);
+        let end = section.find("]]>")?;
+        if before.contains('<') {
+            return None;
+        }
+        decoded.push_str(before);
+        decoded.push_str(&section[..end]);
+        rest = &section[end + 3..];
+    }
+    (!rest.contains('<')).then(|| decoded + rest)
 }
 
 /// Quotes a model may put around a whole value.
@@ -414,6 +472,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             "parameter" => {
                 call.parameter(start)?;
                 let key = parameter_name(tag.attributes).ok_or_else(|| syntax("a parameter without a name", start))?;
+                only_known_attributes(extra_attributes(tag.attributes), start)?;
                 let (value_span, after) = element_text(raw, pos, "parameter")?;
                 reads_one_way(raw, pos, &value_span)?;
                 let kind = value_kind(tag.attributes);
@@ -422,6 +481,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             }
             "arg_key" => {
                 call.parameter(start)?;
+                only_known_attributes(tag.attributes, start)?;
                 if pending_key.is_some() {
                     return Err(syntax("two <arg_key>s before one <arg_value>", start));
                 }
@@ -433,6 +493,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
                 let (key, _) =
                     pending_key.take().ok_or_else(|| syntax("an <arg_value> without its <arg_key>", start))?;
                 call.parameter(start)?;
+                only_known_attributes(tag.attributes, start)?;
                 let (value_span, after) = element_text(raw, pos, "arg_value")?;
                 reads_one_way(raw, pos, &value_span)?;
                 parameters.push(Parameter {
@@ -497,7 +558,7 @@ fn tag_at(raw: &str, start: usize) -> Option<Tag<'_>> {
     let inner = inner.strip_prefix("DSML").map_or(inner, |rest| rest.trim_start_matches(['|', '｜']));
     let name_end = inner.find(|c: char| c.is_whitespace() || c == '=' || c == '|').unwrap_or(inner.len());
     let name = &inner[..name_end];
-    let name = name.rsplit_once(':').map_or(name, |(_, local)| local);
+    let name = call_name::local_name(name);
     Some(Tag { span: start..close + 1, closing, name, attributes: &inner[name_end..] })
 }
 
@@ -515,6 +576,45 @@ fn parameter_name(attributes: &str) -> Option<String> {
     let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let body = &rest[1..];
     Some(body[..body.find(quote)?].to_string())
+}
+
+/// A parameter tag's attributes besides its name: DSML's `string="true"`/`"false"` dropped (it
+/// says how V is read, see [`ValueKind`]), whatever else is left.
+fn extra_attributes(attributes: &str) -> &str {
+    let rest = match attributes.strip_prefix('=') {
+        Some(value) => {
+            let value = value.trim_start();
+            &value[value.find(char::is_whitespace).unwrap_or(value.len())..]
+        }
+        None => attributes,
+    };
+    rest.trim_start()
+}
+
+/// Attributes other than a parameter's name and DSML's `string=` refuse: `unit="s"`,
+/// `encoding="base64"` say how the value is meant, so the value as written and the value the
+/// attribute describes are two readings.
+fn only_known_attributes(attributes: &str, at: usize) -> Result<(), Refusal> {
+    let mut rest = attributes.trim().trim_end_matches(['/', '|', '｜']).trim_end();
+    while !rest.is_empty() {
+        let known = ["name=\"", "name='", "string=\"true\"", "string=\"false\""].iter().find(|k| rest.starts_with(**k));
+        let len = match known {
+            Some(k) if k.starts_with("name") => {
+                let quote = &k[k.len() - 1..];
+                rest[k.len()..].find(quote).map(|end| k.len() + end + 1)
+            }
+            Some(k) => Some(k.len()),
+            None => None,
+        };
+        let Some(len) = len else {
+            return Err(ambiguous(
+                &format!("a tag's attribute besides the name ('{rest}'): the value as written, or as it says"),
+                at,
+            ));
+        };
+        rest = rest[len..].trim_start();
+    }
+    Ok(())
 }
 
 /// The text of an element whose opening tag ended at `from`, up to its closing tag, without

@@ -34,12 +34,25 @@ impl<'a> Readings<'a> {
 
     /// Offers a reading. `Err` as soon as two different readings validate.
     pub fn offer(&mut self, reading: Reading) -> Result<(), Refusal> {
-        let enveloped = envelope(&reading.value, self.tool);
-        if let Some(inner) = enveloped.filter(|_| violation(&reading.value, self.schema).is_some()) {
-            // `{"name": "tool", "parameters": {…}}`: the call's envelope around its input.
-            let mut edits = reading.edits.clone();
-            edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
-            self.offer(Reading { value: inner, edits, tree: None })?;
+        if let Some(call) = envelope(&reading.value) {
+            // `{"name": "tool", "parameters": {…}}`: the call's envelope around its input, and
+            // where the schema lets the two keys through, its input as written too: two
+            // readings. Only where the schema declares both keys are they its own members.
+            let direct_fits = violation(&reading.value, self.schema).is_none();
+            let members = self.declares(&["name", call.input_key]);
+            let this_tool = self.tool.is_some_and(|tool| names_this_tool(call.name, tool));
+            if this_tool && !(direct_fits && members) {
+                let mut edits = reading.edits.clone();
+                edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
+                self.offer(Reading { value: call.input, edits, tree: None })?;
+            } else if direct_fits && !members && self.tool.is_some() && !this_tool {
+                // A call to another tool, which this tool would take as data.
+                return Err(Refusal::new(
+                    RefusalCode::TextOutside,
+                    format!("the input is a call envelope for tool '{}'", call.name),
+                    None,
+                ));
+            }
         }
         if let Some((pointer, message)) = violation(&reading.value, self.schema) {
             let position = reading.tree.as_ref().map(|t| t.at_pointer(&pointer).span.start);
@@ -69,8 +82,10 @@ impl<'a> Readings<'a> {
     }
 
     /// A declared key that a string of the reading names in foreign call tags, where the
-    /// string needed an edit (`"npm test</parameter>⏎<parameter name="description">Run"`): the
-    /// tags' reading of it is a second one.
+    /// string needed an edit (`"npm test</parameter>⏎<parameter name="description">Run"`), or
+    /// where the tags close a value and open the next parameter even in a string that needed
+    /// none (`"npm test\n</parameter>\n<parameter name=\"timeout\">5"`): the tags' reading of
+    /// it is a second one.
     fn leaked_tags(&self, reading: &Reading) -> Option<String> {
         let (schema, tree) = (self.schema?, reading.tree.as_ref()?);
         let declared = schema.shapes().known_keys(schema.shapes().root())?;
@@ -82,7 +97,11 @@ impl<'a> Readings<'a> {
                 NodeKind::Str(text) | NodeKind::Bare(text) => {
                     let edited =
                         reading.edits.iter().any(|e| node.span.contains(&e.span[0]) && e.span[1] <= node.span.end);
-                    if let Some(key) = edited.then(|| super::foreign::names_declared_key(text, &declared)).flatten() {
+                    let named = match edited {
+                        true => super::foreign::names_declared_key(text, &declared),
+                        false => super::foreign::names_declared_key_after_close(text, &declared),
+                    };
+                    if let Some(key) = named {
                         return Some(key.to_string());
                     }
                 }
@@ -113,6 +132,13 @@ impl<'a> Readings<'a> {
         self.doubt.get_or_insert(why);
     }
 
+    /// Whether the schema declares all of `keys` at the top.
+    fn declares(&self, keys: &[&str]) -> bool {
+        self.schema
+            .and_then(|schema| schema.shapes().known_keys(schema.shapes().root()))
+            .is_some_and(|declared| keys.iter().all(|key| declared.contains(key)))
+    }
+
     /// The schema's first violation by `value`, if any.
     pub fn violation(&self, value: &Value) -> Option<(String, String)> {
         violation(value, self.schema)
@@ -136,18 +162,28 @@ impl<'a> Readings<'a> {
     }
 }
 
-/// The input inside a call envelope: an object of exactly `name` (the tool's own name) and one
-/// of `parameters`, `arguments` or `input` (the Messages API's) — an object, or a string holding
-/// one as JSON (OpenAI's `"arguments": "{…}"`) — optionally `type: "function"` or `"tool_use"`.
-fn envelope(value: &Value, tool: Option<&str>) -> Option<Value> {
+/// A call envelope: the tool it names, the key that held the input, the input.
+struct Envelope<'v> {
+    name: &'v str,
+    input_key: &'static str,
+    input: Value,
+}
+
+/// Whether `name` in an envelope is this tool's: its own name, or an MCP tool's short name
+/// (`search` for `mcp__github__search`), as wrapper tags take it.
+fn names_this_tool(name: &str, tool: &str) -> bool {
+    name == tool || tool.rsplit_once("__").is_some_and(|(_, short)| short == name)
+}
+
+/// The call inside an envelope: an object of exactly `name` and one of `parameters`,
+/// `arguments` or `input` (the Messages API's) — an object, or a string holding one as JSON
+/// (OpenAI's `"arguments": "{…}"`) — optionally `type: "function"` or `"tool_use"`.
+fn envelope(value: &Value) -> Option<Envelope<'_>> {
     let map = value.as_object()?;
     let name = map.get("name")?.as_str()?;
-    if tool != Some(name) {
-        return None;
-    }
     // Two given: two inputs for one call, either of which may be the one meant.
-    let mut inputs = ["parameters", "arguments", "input"].into_iter().filter_map(|k| map.get(k));
-    let (Some(inner), None) = (inputs.next(), inputs.next()) else {
+    let mut inputs = ["parameters", "arguments", "input"].into_iter().filter_map(|k| Some((k, map.get(k)?)));
+    let (Some((input_key, inner)), None) = (inputs.next(), inputs.next()) else {
         return None;
     };
     let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "input" | "type");
@@ -155,14 +191,15 @@ fn envelope(value: &Value, tool: Option<&str>) -> Option<Value> {
     if !(map.len() <= 3 && map.keys().all(known) && typed) {
         return None;
     }
-    match inner {
+    let input = match inner {
         Value::Object(_) => Some(inner.clone()),
         // Only what serde_json reads, with no key given twice (it would keep the last).
         Value::String(text) if !super::json5_reading::has_duplicate_keys(text) => {
             serde_json::from_str::<Value>(text).ok().filter(Value::is_object)
         }
         _ => None,
-    }
+    }?;
+    Some(Envelope { name, input_key, input })
 }
 
 /// The first schema violation, or `None`; without a schema any object is acceptable.

@@ -236,6 +236,21 @@ impl<'s> Parser<'s> {
         self.skip_layout(pos, false)
     }
 
+    /// Skips layout outside the object, where a comment is not layout but text around the
+    /// object (`/* as root: */ {…}`, `{…} // not yet` may qualify the call): it is left for the
+    /// wrapper's rules, which drop only a recognized one.
+    fn skip_ws_outside(&mut self, mut pos: usize) -> usize {
+        loop {
+            pos = self.skip_blank(pos);
+            let Some(len) = lexeme::literal_escape_len(&self.src[pos..]) else {
+                return pos;
+            };
+            self.hit(Production::LiteralEscape);
+            self.edit(EditKind::DropLiteralEscape, pos..pos + len);
+            pos += len;
+        }
+    }
+
     /// Skips whitespace and comments where a value starts. A comment marker there may be text
     /// (`/*/src/*.py` is a glob), and so may a written-out escape (`"path": \new\file`): each is
     /// a choice point, dropped or the value's start.
@@ -468,7 +483,7 @@ impl<'s> Parser<'s> {
         // The CLI drops one leading byte-order mark itself; so do we, without an edit.
         self.hit(Production::Document);
         let start = if self.src.starts_with('\u{feff}') { 3 } else { 0 };
-        let pos = self.skip_ws(start);
+        let pos = self.skip_ws_outside(start);
         let root_shape = self.shapes.root();
         let (root, mut pos) = match self.byte(pos) {
             Some(b'{') => self.object(pos, root_shape, false)?,
@@ -496,7 +511,7 @@ impl<'s> Parser<'s> {
         };
         let mut rivals = Vec::new();
         loop {
-            pos = self.skip_ws(pos);
+            pos = self.skip_ws_outside(pos);
             if pos < self.src.len() {
                 self.hit(Production::Suffix);
             }

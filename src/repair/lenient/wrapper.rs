@@ -16,10 +16,6 @@ pub struct Opened {
     pub lead_in: bool,
 }
 
-/// Tag names of the tool-call syntaxes models emit around or instead of JSON (compared after
-/// dropping `/`, `|` and an XML namespace).
-const TOOL_TAGS: [&str; 7] = ["tool", "function", "invoke", "parameter", "call", "python_tag", "arg_"];
-
 /// Whether `text` (everything before the object's `{`) is a recognized wrapper, and what it
 /// opened. Where the tool's name is known, a wrapper that names a tool must name this one.
 pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
@@ -61,6 +57,15 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
                 return None;
             }
             rest = after;
+            continue;
+        }
+        if let Some(len) = lexeme::comment_len(rest) {
+            // A comment is text around the object too: dropped only as a lead-in's words.
+            let words = comment_words(&rest[..len]);
+            if !words.is_empty() && !is_lead_in(words.trim_end_matches([':', '.', '!']), tool) {
+                return None;
+            }
+            rest = &rest[len..];
             continue;
         }
         if let Some(len) = lexeme::fence_len(rest) {
@@ -120,6 +125,13 @@ pub fn suffix(text: &str, opened: Opened, tool: Option<&str>) -> bool {
                 return after.is_empty() || is_sentence(after, opened);
             }
             return false;
+        } else if let Some(len) = lexeme::comment_len(rest) {
+            // A comment after the object: dropped only as the words of a closing sentence.
+            let words = comment_words(&rest[..len]);
+            if !words.is_empty() && !ends_the_lead_in(words.trim_end_matches(['.', '!']), opened) {
+                return false;
+            }
+            rest = &rest[len..];
         } else {
             // A closing sentence, and nothing after it.
             return is_sentence(rest.trim_end(), opened);
@@ -185,15 +197,11 @@ fn call_token(text: &str) -> Option<&str> {
     (is_name && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).then(|| &text[end..])
 }
 
-/// `<|tool_call_end|>`, `<|python_end|>`, `<|eot_id|>`: a special token that ends something.
+/// `<|tool_call_end|>`, `<|python_end|>`, `<|eot_id|>`: a known special token that ends a call.
 fn is_end_token(text: &str) -> bool {
-    let Some(token) = text.strip_prefix("<|").and_then(|t| t.split_once("|>")).map(|(t, _)| t) else {
-        return false;
-    };
-    lexeme::identifier_len(token) == Some(token.len()) && ["end", "eot", "eom"].iter().any(|w| token.contains(w))
+    text.strip_prefix("<|").and_then(|t| t.split_once("|>")).is_some_and(|(token, _)| call_name::is_ending_token(token))
 }
 
-/// `<tag …>` or `</tag>` or `<|token|>` of a tool-call syntax: the text after it.
 /// Whether every closing tag in `rest` closes a tag opened in `prefix`, by the same name.
 pub fn closes_opened(prefix: &str, rest: &str) -> bool {
     rest.match_indices("</").all(|(at, _)| {
@@ -205,6 +213,7 @@ pub fn closes_opened(prefix: &str, rest: &str) -> bool {
     })
 }
 
+/// `<tag …>` or `</tag>` or `<|token|>` of a tool-call syntax: the text after it.
 fn tool_tag(text: &str) -> Option<&str> {
     let inner = text.strip_prefix('<')?;
     let close = inner.find('>')?;
@@ -212,17 +221,16 @@ fn tool_tag(text: &str) -> Option<&str> {
     if tag.contains(['<', '{', '}', '\n']) {
         return None;
     }
-    // `<|python_start|>` and its kind: a chat template's special token, never text.
+    let after = &inner[close + 1..];
+    // `<|python_start|>` and its kind: a chat template's special token, if it is a known one;
+    // any other (`<|do_not_execute|>`, `<|example|>`) may say how the call is meant.
     if let Some(token) = tag.strip_prefix('|').and_then(|t| t.strip_suffix('|')) {
-        if lexeme::identifier_len(token) == Some(token.len()) {
-            return Some(&inner[close + 1..]);
+        if lexeme::identifier_len(token) == Some(token.len()) || token.starts_with('/') {
+            return call_name::is_call_token(token).then_some(after);
         }
     }
-    let name = tag.trim_start_matches(['/', '|']);
-    let name =
-        name.rsplit_once(':').map_or(name, |(namespace, local)| if namespace.contains(' ') { name } else { local });
-    let lower = name.to_ascii_lowercase();
-    TOOL_TAGS.iter().any(|t| lower.starts_with(t)).then(|| &inner[close + 1..])
+    // Only a call syntax's own tag names, whole: `<tool_dry_run>`, `<function_example>` are text.
+    call_name::is_call_tag(tag).then_some(after)
 }
 
 fn trailing_identifier(text: &str) -> &str {
@@ -333,17 +341,27 @@ fn names_a_part_of(tool: &str, word: &str) -> bool {
 /// this yet.`, `Replace all occurrences.`) or be an argument that slipped out (`… main.`).
 fn is_sentence(text: &str, opened: Opened) -> bool {
     let body = text.trim_end_matches(['.', '!']);
-    // Only the end of a sentence a lead-in began (`Running: {…} now.`): after a bare call, words
-    // are as likely arguments that slipped out (`… now please.`); a question is never an end.
+    text.ends_with(['.', '!']) && body.len() < text.len() && ends_the_lead_in(body, opened)
+}
+
+/// Whether `body` (a sentence without its final `.` or `!`) may end the sentence a lead-in
+/// began (`Running: {…} now.`): after a bare call, words are as likely arguments that slipped
+/// out (`… now please.`); a question is never an end.
+fn ends_the_lead_in(body: &str, opened: Opened) -> bool {
     let mut words = body.split_whitespace();
     let one_word = words.next().is_some() && words.next().is_none();
     let plain = body.trim().to_lowercase();
     opened.lead_in
-        && text.ends_with(['.', '!'])
-        && !text.contains([':', '?'])
-        && body.len() < text.len()
+        && !body.contains([':', '?'])
         && is_lead_in(body, None)
         && (!one_word || ONE_WORD_ENDS.contains(&plain.as_str()))
+}
+
+/// The words of a comment, without its markers.
+fn comment_words(comment: &str) -> &str {
+    let body = comment.strip_prefix("//").unwrap_or(comment);
+    let body = body.strip_prefix("/*").and_then(|b| b.strip_suffix("*/")).unwrap_or(body);
+    body.trim()
 }
 
 /// The one-word ends of a lead-in's sentence (`Running: {…} now.`); any other word alone (`run.`)
@@ -380,6 +398,36 @@ mod tests {
         for (text, expected) in table {
             assert_eq!(prefix(text, None), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn only_whole_tag_and_token_names_of_call_syntaxes_are_wrappers() {
+        for text in [
+            "<tool_dry_run>\n",
+            "<function_example>",
+            "<invoke_dry_run name=\"x\">",
+            "<|do_not_execute|>",
+            "<x:invoke>",
+        ] {
+            assert_eq!(prefix(text, None), None, "{text:?}");
+        }
+        for text in ["<tool_call>\n", "<minimax:tool_call>", "<|python_tag|>", "<|tool_call|>", "<function_calls>\n"] {
+            assert_eq!(prefix(text, None), Some(Opened::default()), "{text:?}");
+        }
+        assert!(!suffix("<|pending|>", Opened::default(), None));
+        assert!(suffix("<|eot_id|>", Opened::default(), None));
+    }
+
+    #[test]
+    fn a_comment_outside_the_object_is_dropped_only_as_a_lead_in_or_closing_words() {
+        assert_eq!(prefix("// call\n", None), Some(Opened::default()));
+        assert_eq!(prefix("/* Here is the call: */ ", None), Some(Opened::default()));
+        assert_eq!(prefix("/* as root: */ ", None), None);
+        assert_eq!(prefix("// staging only\n", None), None);
+        let lead_in = Opened { lead_in: true, ..Opened::default() };
+        assert!(suffix(" // now", lead_in, None));
+        assert!(!suffix(" // now", Opened::default(), None));
+        assert!(!suffix(" // do not run this yet", lead_in, None));
     }
 
     #[test]
