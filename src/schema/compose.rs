@@ -23,18 +23,20 @@ const PROPERTY_UNION_BUDGET: usize = 4096;
 /// The shape of a value that fits every one of `parts` (their union when the merge grows too
 /// large: every name any part declares is still seen).
 pub(super) fn meet(shapes: &mut Vec<Shape>, parts: &[ShapeId]) -> ShapeId {
+    // A part that says nothing (`{}`, the keywords beside a lone `allOf`) adds nothing.
+    let parts: Vec<ShapeId> = parts.iter().copied().filter(|id| shapes[id.0] != Shape::Any).collect();
     let Some((&first, rest)) = parts.split_first() else {
         return ShapeId::ANY;
     };
     let start = shapes.len();
-    let mut merger = Merger { shapes, memo: HashMap::new(), budget: MEET_BUDGET };
+    let mut merger = Merger { shapes, memo: HashMap::new(), referenced: HashSet::new(), budget: MEET_BUDGET };
     let merged = rest.iter().try_fold(first, |acc, &part| merger.meet(acc, part, 0));
     match merged {
         Some(id) => id,
         None => {
             // Nothing outside this merge refers to what it added.
             shapes.truncate(start);
-            union_of(shapes, parts.to_vec())
+            union_of(shapes, parts)
         }
     }
 }
@@ -43,6 +45,8 @@ struct Merger<'a> {
     shapes: &'a mut Vec<Shape>,
     /// Merges under way or done: a recursive schema meets itself again through its `$ref`.
     memo: HashMap<(ShapeId, ShapeId), ShapeId>,
+    /// Reserved slots a merge met again before it was done.
+    referenced: HashSet<ShapeId>,
     budget: usize,
 }
 
@@ -69,14 +73,23 @@ impl Merger<'_> {
             return None;
         }
         if let Some(&done) = self.memo.get(&(a, b)) {
+            if self.shapes[done.0] == Shape::Pending {
+                self.referenced.insert(done);
+            }
             return Some(done);
         }
         // Reserved first, as `$ref`s are: a recursive merge refers back to this slot.
         let slot = self.push(Shape::Pending)?;
         self.memo.insert((a, b), slot);
         let merged = self.merge(a, b, depth)?;
-        self.shapes[slot.0] = Shape::Union(vec![merged]);
-        Some(slot)
+        if self.referenced.contains(&slot) {
+            self.shapes[slot.0] = Shape::Union(vec![merged]);
+            return Some(slot);
+        }
+        // Nothing refers to the slot: the merge stands for itself.
+        self.shapes[slot.0] = Shape::Any;
+        self.memo.insert((a, b), merged);
+        Some(merged)
     }
 
     fn merge(&mut self, a: ShapeId, b: ShapeId, depth: usize) -> Option<ShapeId> {
