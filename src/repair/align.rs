@@ -268,6 +268,17 @@ impl<'s> Aligner<'s> {
                 let node = Node { span: span.clone(), kind: NodeKind::Null };
                 return Ok(self.wrap_if_listed(literal, &node, id, pointer, edits));
             }
+            (Shape::Any | Shape::Integer | Shape::Number, _)
+                if !numeral::holds_in_a_double(text) && lexeme::json_number(text).is_some() =>
+            {
+                return Err(Refusal::new(
+                    RefusalCode::Ambiguous,
+                    format!(
+                        "'{text}' at '{pointer}' is a number the CLI's doubles cannot hold: the number, or the text?"
+                    ),
+                    Some(span.start),
+                ));
+            }
             (Shape::Any, _) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                 let Some(number) = lexeme::json_number(text) else {
                     return Err(Refusal::new(
@@ -380,8 +391,9 @@ fn commas_inside_items(items: &[Node]) -> Option<usize> {
 /// the value it spells, nothing added or lost.
 fn scalar_in_string(text: &str, shape: &Shape) -> Option<(Value, EditKind)> {
     match shape {
-        // `"600.000"`: six hundred, or six hundred thousand?
-        Shape::Integer | Shape::Number if numeral::separator_ambiguous(text) => None,
+        // `"600.000"`: six hundred, or six hundred thousand? `"1184457398123945991"`: the string
+        // is the only exact form of the id the CLI's doubles would round.
+        Shape::Integer | Shape::Number if !numeral::coercible(text) => None,
         Shape::Integer | Shape::Number => {
             lexeme::json_number(text).map(|n| (Value::Number(n), EditKind::NumericString))
         }

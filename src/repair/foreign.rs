@@ -265,6 +265,8 @@ fn values(
         for (reading, primary) in [(Some(text), true), (literal.as_deref(), false)] {
             let Some(reading) = reading else { continue };
             match json_value(reading, parse) {
+                // `600.000`, an id past 2^53: as a string's content is never coerced (numeral.rs).
+                Ok(Some(parsed)) if !super::numeral::writes_out_exactly(reading, &parsed) => {}
                 // As JSON, a string is only what the syntax said it is (`string="false"`).
                 Ok(Some(parsed)) if !parsed.is_string() || kind == ValueKind::Json => {
                     if !values.contains(&parsed) {

@@ -3,6 +3,7 @@
 
 mod cache;
 mod catalog;
+mod compose;
 pub(crate) mod member;
 pub mod member_scan;
 mod shape;

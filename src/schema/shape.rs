@@ -1,6 +1,7 @@
 //! The part of a JSON Schema that guides repair: types, properties, items, enums, unions.
 //! Everything else (ranges, patterns, formats) is left to the validator.
 
+use super::compose::{self, UnionMembers};
 use super::SchemaError;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -10,7 +11,12 @@ pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// Index of a shape inside its [`ShapeSet`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ShapeId(usize);
+pub struct ShapeId(pub(super) usize);
+
+impl ShapeId {
+    /// The set's first shape: [`Shape::Any`].
+    pub(super) const ANY: ShapeId = ShapeId(0);
+}
 
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -31,7 +37,7 @@ pub enum Shape {
     Null,
     /// Values that must equal one of these (an `enum` that is not all strings).
     Literal(Vec<Value>),
-    /// `anyOf`, `oneOf` or a list of types.
+    /// `anyOf`, `oneOf`, a list of types, or the alternatives of a composed schema.
     Union(Vec<ShapeId>),
     /// Placeholder while a `$ref` is being compiled; never visible after compilation.
     Pending,
@@ -56,18 +62,22 @@ impl ObjectShape {
 pub struct ShapeSet {
     shapes: Vec<Shape>,
     root: ShapeId,
+    /// Each union's names, read under all of its branches.
+    unions: HashMap<ShapeId, UnionMembers>,
 }
 
 impl ShapeSet {
     /// A set that guides nothing: repair without a schema (generic mode).
     pub fn generic() -> Self {
-        Self { shapes: vec![Shape::Any], root: ShapeId(0) }
+        Self { shapes: vec![Shape::Any], root: ShapeId::ANY, unions: HashMap::new() }
     }
 
     pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
         let mut compiler = Compiler { document: schema, shapes: vec![Shape::Any], by_ref: HashMap::new() };
         let root = compiler.compile(schema, "", 0)?;
-        Ok(Self { shapes: compiler.shapes, root })
+        let mut shapes = compiler.shapes;
+        let unions = compose::property_unions(&mut shapes);
+        Ok(Self { shapes, root, unions })
     }
 
     pub fn root(&self) -> ShapeId {
@@ -82,8 +92,13 @@ impl ShapeSet {
         &self.shapes[id.0]
     }
 
-    /// The shape of `key`'s value inside an object of shape `id` (unions: the first that declares it).
+    /// The shape of `key`'s value inside an object of shape `id`. In a union, the union of what
+    /// every branch reads there: a name typed differently in two branches has both readings.
     pub fn property(&self, id: ShapeId, key: &str) -> ShapeId {
+        if let Some(members) = self.unions.get(&id) {
+            let declared = members.properties.iter().find(|(name, _)| name == key).map(|(_, id)| *id);
+            return declared.or(members.additional).unwrap_or(self.any());
+        }
         self.find_map(id, &mut |shape| match shape {
             Shape::Object(object) => object.property(key).or(object.additional),
             _ => None,
@@ -104,14 +119,20 @@ impl ShapeSet {
     /// (no schema, or a map with only `additionalProperties`).
     pub fn known_keys(&self, id: ShapeId) -> Option<Vec<&str>> {
         let mut keys = Vec::new();
-        let mut open = false;
+        let (mut open, mut objects) = (false, 0);
         self.visit(id, 0, &mut |shape| match shape {
             Shape::Object(object) if !object.properties.is_empty() => {
+                objects += 1;
                 keys.extend(object.properties.iter().map(|(k, _)| k.as_str()))
             }
             Shape::Object(_) | Shape::Any => open = true,
             _ => {}
         });
+        if objects > 1 {
+            // Branches of a composed schema share names: each once.
+            let mut seen = std::collections::HashSet::new();
+            keys.retain(|key| seen.insert(*key));
+        }
         (!open).then_some(keys)
     }
 
@@ -213,20 +234,73 @@ impl Compiler<'_> {
             Value::Object(object) => object,
             _ => return Err(SchemaError::at(pointer, "expected an object or a boolean")),
         };
+        // The keywords beside a combinator or a `$ref` hold for the value too: every part is
+        // met (`properties` beside `anyOf: [{required: [a]}, …]` declares its names in each).
+        let mut parts = vec![self.compile_typed(object, pointer, depth)?];
         if let Some(reference) = object.get("$ref") {
-            return self.compile_ref(reference, pointer, depth);
+            parts.push(self.compile_ref(reference, pointer, depth)?);
         }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(branches) = object.get(keyword) {
-                return self.compile_union(branches, &format!("{pointer}/{keyword}"), depth);
+                parts.push(self.compile_union(branches, &format!("{pointer}/{keyword}"), depth)?);
             }
         }
-        if let Some(Value::Array(parts)) = object.get("allOf") {
-            if let [only] = parts.as_slice() {
-                return self.compile(only, &format!("{pointer}/allOf/0"), depth + 1);
+        if let Some(Value::Array(list)) = object.get("allOf") {
+            for (index, part) in list.iter().enumerate() {
+                parts.push(self.compile(part, &format!("{pointer}/allOf/{index}"), depth + 1)?);
             }
         }
-        self.compile_typed(object, pointer, depth)
+        parts.extend(self.compile_conditional(object, pointer, depth)?);
+        parts.extend(self.compile_dependent(object, pointer, depth)?);
+        Ok(compose::meet(&mut self.shapes, &parts))
+    }
+
+    /// `if`/`then`/`else`: the value fits `if` and `then`, or `else`.
+    fn compile_conditional(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+    ) -> Result<Option<ShapeId>, SchemaError> {
+        let (Some(condition), then, otherwise) = (object.get("if"), object.get("then"), object.get("else")) else {
+            return Ok(None);
+        };
+        if then.is_none() && otherwise.is_none() {
+            return Ok(None);
+        }
+        let mut holds = vec![self.compile(condition, &format!("{pointer}/if"), depth + 1)?];
+        if let Some(then) = then {
+            holds.push(self.compile(then, &format!("{pointer}/then"), depth + 1)?);
+        }
+        let holds = compose::meet(&mut self.shapes, &holds);
+        let fails = match otherwise {
+            Some(otherwise) => self.compile(otherwise, &format!("{pointer}/else"), depth + 1)?,
+            None => ShapeId::ANY,
+        };
+        Ok(Some(self.push(Shape::Union(vec![holds, fails]))))
+    }
+
+    /// `dependentSchemas` (and `dependencies` given as schemas): each applies or not, as its
+    /// name is present or not.
+    fn compile_dependent(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+    ) -> Result<Vec<ShapeId>, SchemaError> {
+        let mut parts = Vec::new();
+        for keyword in ["dependentSchemas", "dependencies"] {
+            let Some(Value::Object(map)) = object.get(keyword) else { continue };
+            for (name, schema) in map {
+                if !matches!(schema, Value::Object(_)) {
+                    continue;
+                }
+                let at = format!("{pointer}/{keyword}/{}", escape_pointer(name));
+                let applies = self.compile(schema, &at, depth + 1)?;
+                parts.push(self.push(Shape::Union(vec![applies, ShapeId::ANY])));
+            }
+        }
+        Ok(parts)
     }
 
     fn compile_ref(&mut self, reference: &Value, pointer: &str, depth: usize) -> Result<ShapeId, SchemaError> {
@@ -339,7 +413,10 @@ impl Compiler<'_> {
         // `patternProperties` takes names `properties` does not list: the object is open to
         // names the shape cannot tell, whatever `additionalProperties` says.
         let patterned = object.get("patternProperties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
-        shape.additional = match object.get("additionalProperties") {
+        // `unevaluatedProperties` (2019-09) closes the object over the names every part
+        // declares, which is what the merged shape holds.
+        let rest = object.get("additionalProperties").or_else(|| object.get("unevaluatedProperties"));
+        shape.additional = match rest {
             Some(Value::Bool(false)) if !patterned => None,
             Some(sub @ Value::Object(_)) => {
                 Some(self.compile(sub, &format!("{pointer}/additionalProperties"), depth + 1)?)
@@ -351,7 +428,8 @@ impl Compiler<'_> {
 }
 
 fn infer_types(object: &Map<String, Value>) -> Vec<&'static str> {
-    if object.contains_key("properties") || object.contains_key("additionalProperties") {
+    let object_keywords = ["properties", "additionalProperties", "unevaluatedProperties"];
+    if object_keywords.iter().any(|keyword| object.contains_key(*keyword)) {
         vec!["object"]
     } else if object.contains_key("items") {
         vec!["array"]
