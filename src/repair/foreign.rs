@@ -248,6 +248,11 @@ fn values(
         values.push(Value::String(text.to_string()));
         // `"/tmp/a b.txt"`: quotes that are the path's, or the model's around it;
         // `#!/bin/sh\nset -e`, `<![CDATA[a < b]]>`: another syntax's escaping, or the text's own.
+        // A CDATA section at the value's edge with markup beside it: decoded, or as written?
+        let trimmed = text.trim();
+        if (trimmed.starts_with("<![CDATA[") || trimmed.ends_with("]]>")) && cdata_decoded(text).is_none() {
+            return Err("a CDATA section beside other markup: its content, or the text as written");
+        }
         for inner in [unquoted(text), json_unescaped(text), cdata_decoded(text)].into_iter().flatten() {
             if !values.contains(&Value::String(inner.clone())) {
                 values.push(Value::String(inner));
@@ -256,9 +261,15 @@ fn values(
     }
     if (other && kind != ValueKind::Text) || kind == ValueKind::Json {
         let text = text.trim();
-        // Python's booleans, as the lenient rung reads them at a boolean.
-        if let Some(flag) = [("True", true), ("False", false)].iter().find(|(word, _)| *word == text) {
-            values.push(Value::Bool(flag.1));
+        // Python's literals, as the lenient rung reads them, beside the word as text: where the
+        // schema takes both (`enum: [true, "True"]`, `["null", "string"]`), two readings.
+        let python = [("True", Value::Bool(true)), ("False", Value::Bool(false)), ("None", Value::Null)];
+        if let Some((word, literal)) = python.iter().find(|(word, _)| *word == text) {
+            for reading in [literal.clone(), Value::String(word.to_string())] {
+                if !values.contains(&reading) {
+                    values.push(reading);
+                }
+            }
         }
         // `\` before a line break, `\'`: dropped by JSON5, kept by the literal reading.
         let literal = super::json5_reading::with_literal_escapes(text);

@@ -40,8 +40,12 @@ impl<'a> Readings<'a> {
             // readings. Only where the schema declares both keys are they its own members.
             let direct_fits = violation(&reading.value, self.schema).is_none();
             let members = self.declares(&["name", call.input_key]);
+            // One of the two keys declared (`name`, or `input` as a parameter): the object's
+            // keys may be the tool's own, so its inside is not taken for the input (attack
+            // round 13: `{"name": "start", "arguments": {"name": "nightly-purge"}}`).
+            let either = self.declares(&["name"]) || self.declares(&[call.input_key]);
             let this_tool = self.tool.is_some_and(|tool| names_this_tool(call.name, tool));
-            if this_tool && !(direct_fits && members) {
+            if this_tool && !either {
                 let mut edits = reading.edits.clone();
                 edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
                 self.offer(Reading { value: call.input, edits, tree: None })?;
@@ -172,7 +176,7 @@ struct Envelope<'v> {
 /// Whether `name` in an envelope is this tool's: its own name, or an MCP tool's short name
 /// (`search` for `mcp__github__search`), as wrapper tags take it.
 fn names_this_tool(name: &str, tool: &str) -> bool {
-    name == tool || tool.rsplit_once("__").is_some_and(|(_, short)| short == name)
+    name == tool || super::lenient::mcp_short_name(tool) == Some(name)
 }
 
 /// The call inside an envelope: an object of exactly `name` and one of `parameters`,

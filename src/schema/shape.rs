@@ -364,15 +364,7 @@ impl Compiler<'_> {
         for name in types {
             let shape = match name {
                 "object" => self.compile_object(object, pointer, depth)?,
-                "array" => {
-                    let items = match object.get("items") {
-                        Some(items @ (Value::Object(_) | Value::Bool(_))) => {
-                            self.compile(items, &format!("{pointer}/items"), depth + 1)?
-                        }
-                        _ => ShapeId(0),
-                    };
-                    Shape::Array { items }
-                }
+                "array" => Shape::Array { items: self.compile_items(object, pointer, depth)? },
                 "string" => Shape::String { allowed: allowed_strings(object) },
                 "integer" => Shape::Integer,
                 "number" => Shape::Number,
@@ -385,6 +377,37 @@ impl Compiler<'_> {
         }
         Ok(match ids.as_slice() {
             [] => self.push(literal_or_any(object)),
+            [one] => *one,
+            _ => self.push(Shape::Union(ids)),
+        })
+    }
+
+    /// An array's items: every schema an item may be read under — `items` (one, or draft-07's
+    /// tuple list), `prefixItems`, `additionalItems`, `contains` — as one union, so the names
+    /// any of them declares guide the parse (a tuple's object declares `dry_run` as `items`
+    /// would).
+    fn compile_items(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+    ) -> Result<ShapeId, SchemaError> {
+        let mut schemas: Vec<(String, &Value)> = Vec::new();
+        for keyword in ["items", "prefixItems", "additionalItems", "contains"] {
+            match object.get(keyword) {
+                Some(one @ (Value::Object(_) | Value::Bool(_))) => schemas.push((format!("{pointer}/{keyword}"), one)),
+                Some(Value::Array(list)) => {
+                    schemas.extend(list.iter().enumerate().map(|(i, item)| (format!("{pointer}/{keyword}/{i}"), item)))
+                }
+                _ => {}
+            }
+        }
+        let mut ids = Vec::with_capacity(schemas.len());
+        for (at, schema) in schemas {
+            ids.push(self.compile(schema, &at, depth + 1)?);
+        }
+        Ok(match ids.as_slice() {
+            [] => ShapeId(0),
             [one] => *one,
             _ => self.push(Shape::Union(ids)),
         })
@@ -431,7 +454,7 @@ fn infer_types(object: &Map<String, Value>) -> Vec<&'static str> {
     let object_keywords = ["properties", "additionalProperties", "unevaluatedProperties"];
     if object_keywords.iter().any(|keyword| object.contains_key(*keyword)) {
         vec!["object"]
-    } else if object.contains_key("items") {
+    } else if ["items", "prefixItems", "contains"].iter().any(|keyword| object.contains_key(*keyword)) {
         vec!["array"]
     } else if allowed_strings(object).is_some() {
         vec!["string"]

@@ -20,7 +20,7 @@ pub use choices::Choices;
 pub use parser::{parse_document, parse_reading, Document, ParseOptions};
 pub use production::{Production, ProductionSet};
 pub use tree::{Member, Node, NodeKind};
-pub(crate) use wrapper::names_this_tool;
+pub(crate) use wrapper::{mcp_short_name, names_this_tool};
 
 use super::outcome::{Refusal, RefusalCode};
 

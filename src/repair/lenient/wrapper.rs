@@ -148,9 +148,13 @@ pub(crate) fn names_this_tool(name: &str, tool: Option<&str>) -> bool {
     let Some(tool) = tool else {
         return true;
     };
-    name == tool
-        || tool.rsplit_once("__").is_some_and(|(_, short)| short == name)
-        || GENERIC_NAMES.contains(&name.to_ascii_lowercase().as_str())
+    name == tool || mcp_short_name(tool) == Some(name) || GENERIC_NAMES.contains(&name.to_ascii_lowercase().as_str())
+}
+
+/// The tool's own name within an MCP tool's `mcp__<server>__<tool>` (none for other names,
+/// `my__search` included).
+pub(crate) fn mcp_short_name(tool: &str) -> Option<&str> {
+    tool.strip_prefix("mcp__")?.rsplit_once("__").map(|(_, short)| short).filter(|short| !short.is_empty())
 }
 
 /// The tool a wrapper token names: `<invoke name="X">`, `<function=X>`, `functions.X:0`,
