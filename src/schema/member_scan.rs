@@ -55,6 +55,52 @@ fn string_close(rest: &[u8], mut escaped: bool) -> Result<usize, bool> {
     Err(odd_run(from, rest.len(), escaped))
 }
 
+/// Where a walk through a container's bytes stopped.
+enum Walk {
+    /// Its closing bracket ends just before this index.
+    Closed(usize),
+    /// The chunk ended inside one of its strings (whose next byte is escaped, or not).
+    InString(bool),
+    /// The chunk ended between its strings.
+    Open,
+}
+
+/// Strings shorter than this are closed by a plain loop: most strings in a request are keys
+/// and short values, where starting `memchr` costs more than the string.
+const SHORT_STRING: usize = 32;
+
+/// Walks a container's bytes from `i`, `depth` containers open, counting brackets and skipping
+/// strings, until the container closes or the chunk ends.
+fn walk_container(chunk: &[u8], mut i: usize, depth: &mut usize) -> Walk {
+    while i < chunk.len() {
+        match chunk[i] {
+            b'"' => {
+                let rest = &chunk[i + 1..];
+                let short = &rest[..rest.len().min(SHORT_STRING)];
+                let close = match short.iter().position(|&b| b == b'"' || b == b'\\') {
+                    Some(n) if short[n] == b'"' => Ok(n),
+                    _ => string_close(rest, false),
+                };
+                match close {
+                    Ok(n) => i += n + 2,
+                    Err(escaped) => return Walk::InString(escaped),
+                }
+                continue;
+            }
+            b'{' | b'[' => *depth += 1,
+            b'}' | b']' => {
+                *depth -= 1;
+                if *depth == 0 {
+                    return Walk::Closed(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Walk::Open
+}
+
 /// Finds the span of the top-level member `name` as the body's chunks go by.
 pub struct MemberScanner {
     name: &'static [u8],
@@ -146,24 +192,18 @@ impl MemberScanner {
                         break;
                     }
                 },
-                // Between a container's strings, only brackets and quotes matter.
-                State::InContainer if !matches!(byte, b'"' | b'{' | b'[' | b'}' | b']') => {
-                    match chunk[i..].iter().position(|b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']')) {
-                        Some(n) => i += n,
-                        None => break,
+                // Inside a container only brackets and strings matter: walked in one loop.
+                State::InContainer => match walk_container(chunk, i, &mut self.depth) {
+                    Walk::Closed(end) => {
+                        i = end;
+                        self.state = self.value_ended(self.offset + end);
+                        continue;
                     }
-                    continue;
-                }
-                State::InContainer => match byte {
-                    b'"' => self.state = State::InString { escaped: false },
-                    b'{' | b'[' => self.depth += 1,
-                    b'}' | b']' => {
-                        self.depth -= 1;
-                        if self.depth == 0 {
-                            self.state = self.value_ended(at + 1);
-                        }
+                    Walk::InString(escaped) => {
+                        self.state = State::InString { escaped };
+                        break;
                     }
-                    _ => {}
+                    Walk::Open => break,
                 },
                 State::InScalar => {
                     if matches!(byte, b',' | b'}' | b']') || is_blank(byte) {
