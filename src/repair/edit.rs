@@ -64,6 +64,8 @@ pub enum EditKind {
     CloseRestarted,
     /// `{"name": …, "parameters": {…}}` around the input: the input taken out.
     UnwrapEnvelope,
+    /// A full-width colon or comma (`：`, `，`) between members read as JSON's.
+    WidePunctuation,
 }
 
 impl EditKind {
@@ -71,7 +73,9 @@ impl EditKind {
     pub fn cost(self) -> u32 {
         use EditKind::*;
         match self {
-            DropComment | DropComma | InsertComma | InsertColon | QuoteKey | SingleToDoubleQuotes => 1,
+            DropComment | DropComma | InsertComma | InsertColon | QuoteKey | SingleToDoubleQuotes | WidePunctuation => {
+                1
+            }
             InsertCloser | ReplaceCloser | DropStrayCloser | EscapeControlChar | ForeignLiteral => 1,
             Json5Dialect | DropDuplicate | InsertOpenBrace | BareNumber => 2,
             DropPrefix | DropSuffix | KeepBackslash | BareString | WrapInArray => 3,
@@ -120,6 +124,7 @@ impl EditKind {
             EmptyInput => "empty_input",
             CloseRestarted => "close_restarted",
             UnwrapEnvelope => "unwrap_envelope",
+            WidePunctuation => "wide_punctuation",
         }
     }
 }

@@ -122,6 +122,10 @@ fn is_prefixed_literal(text: &str) -> bool {
         && body.as_bytes()[body.len() - 1] == body.as_bytes()[0]
 }
 
+/// The full-width colon and comma a CJK input method types for `:` and `,`.
+const WIDE_COLON: char = '\u{FF1A}';
+const WIDE_COMMA: char = '\u{FF0C}';
+
 /// JSON's escapes as unquoted text may hold them written out (`\n`, `\"`, `\\`, `\u00e9`): `\b`
 /// and `\f` are left out, being regex and shell text far more often than JSON escapes.
 const JSON_ESCAPES: &[u8] = b"ntr\"\\/u";
@@ -678,6 +682,13 @@ impl<'s> Parser<'s> {
                 pos += 1;
                 continue;
             }
+            if self.src[pos..].starts_with(WIDE_COMMA) {
+                // `"a"，"b"`: a CJK input method's comma between members.
+                self.edit(EditKind::WidePunctuation, pos..pos + WIDE_COMMA.len_utf8());
+                self.comma(pos, &mut separated, &mut trailing_comma);
+                pos += WIDE_COMMA.len_utf8();
+                continue;
+            }
             // The closer this `{` pairs with was passed inside a member (`"template": "a}"`): it
             // was text, so this object's own closer may be lost too.
             let closer_passed = !implicit
@@ -713,6 +724,7 @@ impl<'s> Parser<'s> {
             }
             match self.byte(pos) {
                 None | Some(b',' | b'}' | b']') => {}
+                Some(_) if self.src[pos..].starts_with(WIDE_COMMA) => {}
                 // A key that lost its colon counts at a line start (`sleep 10⏎"timeout" 600000`).
                 // The run before ended at a key this reading takes from text (`sleep 10 "timeout" 600000`).
                 Some(_) if self.text_as_member.last() == Some(&pos) => {}
@@ -748,6 +760,10 @@ impl<'s> Parser<'s> {
         let mut after = self.skip_ws(key_end);
         if self.byte(after) == Some(b':') {
             after += 1;
+        } else if self.src[after..].starts_with(WIDE_COLON) {
+            // `"command"："ls"`: a CJK input method's colon after the key.
+            self.edit(EditKind::WidePunctuation, after..after + WIDE_COLON.len_utf8());
+            after += WIDE_COLON.len_utf8();
         } else if after > key_end && self.value_may_follow_lost_colon(&key, after) {
             // `"title" "x"`, `"timeout" 600000`: a key, a space, a value: the colon is missing.
             self.edit(EditKind::InsertColon, key_end..key_end);
@@ -914,6 +930,14 @@ impl<'s> Parser<'s> {
                 _ if in_object && self.intact_key_at(pos) => {
                     self.edit(EditKind::InsertCloser, pos..pos);
                     break pos;
+                }
+                // `["a.md"，"b.md"]`: a CJK input method's comma between items.
+                _ if self.src[pos..].starts_with(WIDE_COMMA) => {
+                    self.refuse_array_hole(pos, separated)?;
+                    self.edit(EditKind::WidePunctuation, pos..pos + WIDE_COMMA.len_utf8());
+                    self.comma(pos, &mut separated, &mut trailing_comma);
+                    pos += WIDE_COMMA.len_utf8();
+                    continue;
                 }
                 _ => {}
             }

@@ -8,6 +8,7 @@
 
 use super::parser::Parser;
 use super::production::Production;
+use super::unicode::{colon_like_len, punctuation, Punctuation};
 use super::SyntaxError;
 use crate::repair::edit::EditKind;
 use crate::repair::outcome::RefusalCode;
@@ -94,11 +95,22 @@ impl Parser<'_> {
                     // missing comma), keep the standard reading.
                     let next = self.skip_ws_quiet(i + 1);
                     let spaced_quote = next > i + 1 && matches!(bytes.get(next), Some(b'"' | b'\''));
-                    if spaced_quote || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']' | b'+')) {
+                    if spaced_quote
+                        || matches!(bytes.get(next), Some(b',' | b':' | b'}' | b']' | b'+'))
+                        || self.wide_separator_at(next)
+                    {
                         break i + 1;
                     }
                     standard = Some(i);
-                } else if self.byte_after_ws(i + 1) == Some(b':')
+                } else if self.wide_separator_before_value(i + 1) {
+                    // `"a"x"*.md"，path: "docs"`, `["a"x"a.md"，"b.md"]`: another script's comma
+                    // and a key or a quoted value after a quote: the string may end there.
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a wide separator and a key or value inside a string: where the string ends is unclear",
+                        i,
+                    ));
+                } else if colon_like_len(&self.src[self.skip_ws_quiet(i + 1)..]).is_some()
                     && value_shape.is_none_or(|shape| !self.key_in_string_is_text(last_quote, i, shape, brace_depth))
                 {
                     // `"b,"c":"d"`: a key inside the string; a quote is missing somewhere.
@@ -171,6 +183,31 @@ impl Parser<'_> {
             self.edit(EditKind::SingleToDoubleQuotes, open..end);
         }
         Ok((text, end))
+    }
+
+    /// A comma or colon of another script or width at `pos` (`，`, `、`, `：`).
+    fn wide_separator_at(&self, pos: usize) -> bool {
+        let class = self.src[pos..].chars().next().and_then(punctuation);
+        matches!(class, Some(Punctuation::Separator | Punctuation::Colon))
+    }
+
+    /// After blanks from `pos`, a wide separator and then a quoted value or a key and its colon
+    /// of any spelling (`，"b.md"`, `，"path"：`, `、path: `).
+    fn wide_separator_before_value(&self, pos: usize) -> bool {
+        let at = self.skip_ws_quiet(pos);
+        if !self.wide_separator_at(at) {
+            return false;
+        }
+        let key = self.skip_ws_quiet(at + self.src[at..].chars().next().map_or(0, char::len_utf8));
+        let rest = &self.src[key..];
+        if rest.starts_with(['"', '\'']) {
+            return true;
+        }
+        let name_len = match rest.chars().next() {
+            Some(q @ ('"' | '\'')) => rest[1..].find(q).map(|n| n + 2),
+            _ => Some(rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len())),
+        };
+        name_len.is_some_and(|len| len > 0 && colon_like_len(&self.src[self.skip_ws_quiet(key + len)..]).is_some())
     }
 
     /// Decodes the escape at `at` into `text`. Returns the bytes consumed (1 when the backslash
