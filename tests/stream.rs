@@ -488,3 +488,67 @@ fn frames_without_an_index_pass_as_they_came() {
     let (_, decisions) = run(indexed.as_bytes());
     assert!(decisions.iter().any(|d| d.outcome.status == Status::Repaired), "{decisions:?}");
 }
+
+/// Attack round 14's streams (fixtures/sse/attack14): a block index used again after its stop
+/// (clients put the second block at position 1, so its repair would land on the first), a
+/// second `message_delta` whose stop reason clients keep (`max_tokens` after `tool_use`), the
+/// same hidden in a frame typed twice, and a block start hidden in a frame typed twice. Each
+/// goes out exactly as it came, with nothing repaired.
+#[test]
+fn streams_whose_blocks_or_stop_reason_clients_read_otherwise_pass_unchanged() {
+    let query = json!({"type": "object", "properties": {"query": {"type": "string"}},
+        "required": ["query"], "additionalProperties": false});
+    let command = json!({"type": "object", "properties": {"command": {"type": "string"}},
+        "required": ["command"], "additionalProperties": false});
+    let tools = json!([
+        {"name": "run_sql", "input_schema": query},
+        {"name": "preview_sql", "input_schema": query},
+        {"name": "Bash", "input_schema": command},
+    ]);
+    let tools = Arc::new(ToolCatalog::from_value(&tools).unwrap());
+    for name in [
+        "f1_index_reuse",
+        "f2_two_message_deltas",
+        "f2b_hidden_message_delta",
+        "f3_hidden_start",
+        "f3b_hidden_start_message_start",
+    ] {
+        let input = fixture(&format!("attack14/{name}.sse"));
+        for chunks in [vec![], vec![1], vec![37, 5]] {
+            let mut machine = StreamRepairer::new(tools.clone(), StreamOptions::default());
+            let (mut out, mut decisions) = (Vec::new(), Vec::new());
+            for piece in input.chunks(chunks.first().copied().unwrap_or(input.len())) {
+                let step = machine.feed(piece);
+                out.extend(step.chunks.concat());
+                decisions.extend(step.decisions);
+            }
+            let step = machine.finish();
+            out.extend(step.chunks.concat());
+            decisions.extend(step.decisions);
+            assert_eq!(text(&out), text(&input), "{name} in chunks of {chunks:?}");
+            assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{name}: {decisions:?}");
+        }
+    }
+}
+
+/// The controls: the same shapes numbered and stopped as clients read them are repaired.
+#[test]
+fn a_second_tool_block_at_its_position_and_one_stop_reason_are_repaired() {
+    let input = text(&fixture("attack14/f1_index_reuse.sse"));
+    // The second block at index 1, where clients put it.
+    let second = input.rfind("event: content_block_start").unwrap();
+    let fixed = format!("{}{}", &input[..second], input[second..].replace("\"index\": 0", "\"index\": 1"));
+    let query = json!({"type": "object", "properties": {"query": {"type": "string"}},
+        "required": ["query"], "additionalProperties": false});
+    let tools = json!([{"name": "run_sql", "input_schema": query}, {"name": "preview_sql", "input_schema": query}]);
+    let mut machine = StreamRepairer::new(Arc::new(ToolCatalog::from_value(&tools).unwrap()), StreamOptions::default());
+    let mut step = machine.feed(fixed.as_bytes());
+    let end = machine.finish();
+    step.chunks.extend(end.chunks);
+    step.decisions.extend(end.decisions);
+    let out = step.chunks.concat();
+    let repaired: Vec<_> = step.decisions.iter().filter(|d| d.outcome.status == Status::Repaired).collect();
+    assert_eq!(repaired.len(), 1, "{fixed}");
+    assert_eq!(repaired[0].tool, "preview_sql");
+    assert_eq!(tool_inputs(&out)[&1], r#"{"query":"DROP TABLE users"}"#);
+}

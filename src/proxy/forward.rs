@@ -109,7 +109,7 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+        .is_some_and(|v| v.get(..17).is_some_and(|kind| kind.eq_ignore_ascii_case("text/event-stream")));
     // Only a stream is repaired, against the tools known when its head came: they are known
     // once the whole body went upstream. An upstream that answered before that may never read
     // the rest: its stream passes on unrepaired at once rather than wait on the body (attack

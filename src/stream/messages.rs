@@ -61,11 +61,18 @@ pub enum Event<'a> {
     BlockStop {
         index: u64,
     },
+    /// The message begins, holding `blocks` content blocks already (`None`: its content
+    /// cannot be counted). Clients number the blocks that follow after these.
+    MessageStart {
+        blocks: Option<usize>,
+    },
     /// The message's stop reason.
     MessageDelta {
         stop_reason: Option<Cow<'a, str>>,
     },
-    /// The stream ends (`message_stop`) or breaks (`error`).
+    /// The message ends (`message_stop`).
+    MessageStop,
+    /// The stream breaks (`error`).
     End,
     /// Not a Messages event this repair reads: it passes through.
     Other,
@@ -98,8 +105,11 @@ pub fn read<'a>(frame: &'a Frame<'a>) -> Event<'a> {
     let data = data.unwrap_or("");
     let event = match name {
         "ping" => return typed_as(data, name, Event::Ping),
-        "error" | "message_stop" => return typed_as(data, name, Event::End),
-        "message_start" => return typed_as(data, name, Event::Other),
+        "error" => return typed_as(data, name, Event::End),
+        "message_stop" => return typed_as(data, name, Event::MessageStop),
+        "message_start" => serde_json::from_str(data).map(|start: MessageStart| {
+            (start.kind == name).then_some(Event::MessageStart { blocks: start.message.content.map(|c| c.len()) })
+        }),
         "content_block_start" => serde_json::from_str(data).map(|start: BlockStart| {
             (start.kind == name).then(|| Event::BlockStart {
                 index: start.index,
@@ -128,8 +138,9 @@ pub fn read<'a>(frame: &'a Frame<'a>) -> Event<'a> {
 
 /// `event` for a frame whose data is not read, unless its data names another event's `type`.
 fn typed_as<'a>(data: &str, name: &str, event: Event<'a>) -> Event<'a> {
-    match serde_json::from_str::<Typed>(data) {
-        Ok(Typed { kind: Some(kind) }) if kind != name => Event::Unreadable,
+    match type_of(data) {
+        DataType::Named(kind) if kind != name => Event::Unreadable,
+        DataType::Unknowable => Event::Unreadable,
         _ => event,
     }
 }
@@ -137,16 +148,60 @@ fn typed_as<'a>(data: &str, name: &str, event: Event<'a>) -> Event<'a> {
 /// A frame under a name this repair does not know (or none): passed through, unless its data
 /// is typed as a Messages event, which some clients read by that `type`.
 fn foreign(data: &str) -> Event<'static> {
-    match serde_json::from_str::<Typed>(data) {
-        Ok(Typed { kind: Some(kind) }) if MESSAGES_EVENTS.contains(&kind.as_ref()) => Event::Unreadable,
+    match type_of(data) {
+        DataType::Named(kind) if MESSAGES_EVENTS.contains(&kind.as_str()) => Event::Unreadable,
+        DataType::Unknowable => Event::Unreadable,
         _ => Event::Other,
     }
 }
 
+/// What a frame's data says its `type` is, as the clients read it.
+enum DataType {
+    /// No data, data that is no object, or an object without a string `type`.
+    None,
+    Named(String),
+    /// Data serde_json cannot read, where a client's parser may still find a `type` (a lone
+    /// surrogate in a string, which JavaScript and Python accept).
+    Unknowable,
+}
+
+/// The data's `type` with the last of repeated keys winning, as in JavaScript's and Python's
+/// parsers (a derived struct rejects the repeat, and a frame typed twice hid a block start
+/// from the repair while the SDK read it: attack round 14, F3).
+fn type_of(data: &str) -> DataType {
+    if data.trim().is_empty() {
+        return DataType::None;
+    }
+    match serde_json::from_str::<Value>(data) {
+        Ok(Value::Object(map)) => match map.get("type") {
+            Some(Value::String(kind)) => DataType::Named(kind.clone()),
+            _ => DataType::None,
+        },
+        Ok(_) => DataType::None,
+        Err(error) if error.is_syntax() || error.is_eof() => match data.trim_start().starts_with(['{', '[']) {
+            true => DataType::Unknowable,
+            false => DataType::None,
+        },
+        Err(_) => DataType::Unknowable,
+    }
+}
+
 #[derive(Deserialize)]
-struct Typed<'a> {
-    #[serde(rename = "type", default, borrow)]
-    kind: Option<Cow<'a, str>>,
+struct MessageStart {
+    #[serde(rename = "type")]
+    kind: String,
+    message: MessageSnapshot,
+}
+
+#[derive(Deserialize)]
+struct MessageSnapshot {
+    /// The blocks the message holds already: a missing list holds none.
+    #[serde(default = "no_blocks")]
+    content: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+fn no_blocks() -> Option<Vec<serde::de::IgnoredAny>> {
+    Some(Vec::new())
 }
 
 #[derive(Deserialize)]
@@ -276,13 +331,48 @@ mod tests {
             ),
             ("event: ping\ndata: {\"type\": \"ping\"}\n\n", "Ping"),
             ("event: ping\ndata: {}\n\n", "Ping"),
-            ("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", "End"),
-            ("event: future_event\ndata: {\n\n", "Other"),
+            ("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", "MessageStop"),
+            // Data no parser here can read may still be typed for a client's parser.
+            ("event: future_event\ndata: {\n\n", "Unreadable"),
+            ("event: future_event\ndata: not json\n\n", "Other"),
             ("event: future_event\ndata: {\"type\":\"future_event\"}\n\n", "Other"),
             (": a comment\n\n", "Comment"),
             ("data: {\"type\":\"text\"}\n\n", "Other"),
         ] {
             assert_eq!(event_of(raw), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_repeated_type_is_read_as_the_clients_read_it_the_last_one() {
+        // Attack round 14, F3: a derived struct rejected the repeat and the frame passed as
+        // foreign, while the SDK read it as a block start.
+        for (raw, expected) in [
+            ("event: x\ndata: {\"type\":\"ping\",\"type\":\"content_block_start\",\"index\":0}\n\n", "Unreadable"),
+            ("data: {\"type\":\"content_block_start\",\"type\":\"x\"}\n\n", "Other"),
+            (
+                "event: message_start\ndata: {\"type\":\"message_start\",\"type\":\"content_block_start\"}\n\n",
+                "Unreadable",
+            ),
+            ("event: ping\ndata: {\"type\":\"ping\",\"type\":\"message_delta\"}\n\n", "Unreadable"),
+            ("event: x\ndata: {\"type\":\"content_block_start\",\"s\":\"\\ud800\"}\n\n", "Unreadable"),
+        ] {
+            assert_eq!(event_of(raw), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_message_start_counts_the_blocks_it_holds() {
+        for (content, expected) in [
+            ("\"content\":[]", "MessageStart { blocks: Some(0) }"),
+            ("\"content\":[{\"type\":\"text\",\"text\":\"a\"},{}]", "MessageStart { blocks: Some(2) }"),
+            ("\"id\":\"m\"", "MessageStart { blocks: Some(0) }"),
+            ("\"content\":null", "MessageStart { blocks: None }"),
+            ("\"content\":\"x\"", "Unreadable"),
+        ] {
+            let raw =
+                format!("event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{{content}}}}}\n\n");
+            assert_eq!(event_of(&raw), expected, "{raw}");
         }
     }
 

@@ -84,6 +84,15 @@ pub struct StreamRepairer {
     waiting_bytes: usize,
     /// A frame outgrew the hold limit: the rest of the stream passes through unread.
     unread: bool,
+    /// The index the next block must have, as clients number blocks (by position: the
+    /// message's own blocks, then one per `content_block_start`); `None` before the first.
+    next_index: Option<u64>,
+    /// The blocks are not numbered as clients number them, or a second message began: no
+    /// index can be trusted to name the block a client updates, so nothing more is held.
+    misnumbered: bool,
+    /// The stop reason of the message's `message_delta`, once one came; `Err` when two came
+    /// that differ (clients keep the last).
+    stop_reason: Option<Result<String, ()>>,
 }
 
 impl StreamRepairer {
@@ -97,6 +106,9 @@ impl StreamRepairer {
             waiting: Vec::new(),
             waiting_bytes: 0,
             unread: false,
+            next_index: None,
+            misnumbered: false,
+            stop_reason: None,
         }
     }
 
@@ -143,6 +155,11 @@ impl StreamRepairer {
     /// The end of the upstream stream: everything held goes out unchanged.
     pub fn finish(&mut self) -> Step {
         let mut step = Step::default();
+        let mut frames = Vec::new();
+        self.splitter.finish(&mut frames);
+        for frame in frames {
+            self.frame(frame, &mut step);
+        }
         self.flush_unchanged(&mut step, RefusalCode::Truncated, "the stream ended inside the tool block");
         let rest = self.splitter.take_rest();
         if !rest.is_empty() {
@@ -163,6 +180,9 @@ impl StreamRepairer {
     }
 
     fn frame(&mut self, raw: Bytes, step: &mut Step) {
+        if self.misnumbered {
+            return self.emit(raw, step);
+        }
         let frame = parse_frame(&raw);
         // Text and thinking deltas go out unread unless tool input is held.
         if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() && self.passing.is_empty() {
@@ -189,6 +209,14 @@ impl StreamRepairer {
                 None => self.emit(raw.clone(), step),
             },
             Event::BlockStart { index, tool } => {
+                if !self.numbered_as_clients_number(index) || self.stop_reason.is_some() {
+                    // A client puts this block where its position says (`content[n]`), and
+                    // its deltas and repair would land on another block (attack round 14,
+                    // F1); a block after the stop reason is not one the stop reason covers.
+                    self.flush_unchanged(step, RefusalCode::Syntax, "a block not numbered as clients number it");
+                    self.misnumbered = true;
+                    return self.emit(raw, step);
+                }
                 if let Some(tool) = tool {
                     let block = HeldBlock {
                         index,
@@ -251,6 +279,17 @@ impl StreamRepairer {
                     self.waiting.push(Segment::Awaiting(block, raw.clone()));
                 }
             }
+            Event::MessageStart { blocks } => {
+                if self.next_index.is_some() || blocks.is_none() {
+                    // A second message restarts the clients' numbering; uncountable blocks
+                    // leave it unknown.
+                    self.flush_unchanged(step, RefusalCode::Syntax, "a message whose blocks cannot be numbered");
+                    self.misnumbered = true;
+                } else {
+                    self.next_index = blocks.map(|n| n as u64);
+                }
+                self.emit(raw.clone(), step);
+            }
             Event::MessageDelta { stop_reason } => {
                 let stop_reason = stop_reason.map(|reason| reason.into_owned());
                 // Blocks never stopped were cut (`max_tokens`): they go out as they came.
@@ -262,14 +301,39 @@ impl StreamRepairer {
                 }
                 self.report_passing(step);
                 match stop_reason {
-                    Some(stop_reason) => self.resolve(stop_reason, step),
+                    // Waiting blocks are resolved at `message_stop`, by the last stop reason:
+                    // clients keep the last `message_delta`'s (attack round 14, F2).
+                    Some(reason) => {
+                        self.stop_reason = match self.stop_reason.take() {
+                            Some(Ok(seen)) if seen != reason => Some(Err(())),
+                            Some(Err(())) => Some(Err(())),
+                            _ => Some(Ok(reason)),
+                        };
+                    }
                     // An upstream that names no reason (a gateway, a compatible server) may have
                     // cut the input as well as not.
-                    None => self.flush_unchanged(
+                    None => {
+                        self.flush_unchanged(
+                            step,
+                            RefusalCode::Truncated,
+                            "the message_delta names no stop reason: the tool input may have been cut",
+                        );
+                        self.stop_reason = Some(Err(()));
+                    }
+                }
+                self.emit(raw.clone(), step);
+            }
+            Event::MessageStop => {
+                match self.stop_reason.clone() {
+                    Some(Ok(stop_reason)) => self.resolve(stop_reason, step),
+                    Some(Err(())) => self.flush_unchanged(
                         step,
                         RefusalCode::Truncated,
-                        "the message_delta names no stop reason: the tool input may have been cut",
+                        "message_delta frames with different stop reasons: the tool input may have been cut",
                     ),
+                    None => {
+                        self.flush_unchanged(step, RefusalCode::Truncated, "the stream ended before the stop reason")
+                    }
                 }
                 self.emit(raw.clone(), step);
             }
@@ -278,8 +342,11 @@ impl StreamRepairer {
                 self.emit(raw.clone(), step);
             }
             Event::Unreadable => {
-                // Whatever this frame meant, the frames before it go out first, as they came.
+                // Whatever this frame meant, the frames before it go out first, as they came;
+                // and as a client may have read a block in it, the blocks after it may not be
+                // numbered as the client numbers them (attack round 14, F3): nothing more is held.
                 self.flush_unchanged(step, RefusalCode::Syntax, "a frame inside the tool block could not be read");
+                self.misnumbered = true;
                 self.emit(raw.clone(), step);
             }
             Event::OtherDelta { .. } | Event::Other => self.emit(raw.clone(), step),
@@ -296,10 +363,20 @@ impl StreamRepairer {
             return false;
         }
         match event {
-            Event::Ping | Event::Comment | Event::MessageDelta { .. } | Event::End | Event::Unreadable => false,
+            Event::Ping | Event::Comment | Event::MessageDelta { .. } | Event::MessageStop | Event::End => false,
+            Event::Unreadable => false,
+            // A message starting inside a block: the numbering check releases it.
+            Event::MessageStart { .. } => false,
             Event::InputDelta { index, .. } | Event::BlockStop { index } => !open(index),
             Event::BlockStart { .. } | Event::OtherDelta { .. } | Event::Other => true,
         }
+    }
+
+    /// Whether a block opening at `index` is where clients put it, counting it if so.
+    fn numbered_as_clients_number(&mut self, index: u64) -> bool {
+        let expected = self.next_index.unwrap_or(index);
+        self.next_index = Some(expected + 1);
+        index == expected
     }
 
     fn take_waiting(&mut self) -> Vec<Segment> {

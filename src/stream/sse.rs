@@ -66,6 +66,16 @@ impl FrameSplitter {
         self.scanned = i;
     }
 
+    /// At the end of the stream: a frame whose last `\r` waited for a `\n` that never came is
+    /// complete (a stream with `\r` line ends ends so).
+    pub fn finish(&mut self, frames: &mut Vec<Bytes>) {
+        if self.line_is_empty && self.buffer.get(self.scanned) == Some(&b'\r') && self.scanned + 1 == self.buffer.len()
+        {
+            frames.push(std::mem::take(&mut self.buffer).freeze());
+            *self = Self::default();
+        }
+    }
+
     /// Bytes of an unfinished frame, taken at the end of the stream.
     pub fn take_rest(&mut self) -> Bytes {
         let rest = std::mem::take(&mut self.buffer).freeze();
