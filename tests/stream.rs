@@ -492,18 +492,21 @@ fn frames_without_an_index_pass_as_they_came() {
 /// Attack round 14's streams (fixtures/sse/attack14): a block index used again after its stop
 /// (clients put the second block at position 1, so its repair would land on the first), a
 /// second `message_delta` whose stop reason clients keep (`max_tokens` after `tool_use`), the
-/// same hidden in a frame typed twice, and a block start hidden in a frame typed twice. Each
-/// goes out exactly as it came, with nothing repaired.
+/// same hidden in a frame typed twice, a block start hidden in a frame typed twice, and the
+/// second pass's streams. Each goes out exactly as it came, with nothing repaired.
 #[test]
 fn streams_whose_blocks_or_stop_reason_clients_read_otherwise_pass_unchanged() {
     let query = json!({"type": "object", "properties": {"query": {"type": "string"}},
         "required": ["query"], "additionalProperties": false});
     let command = json!({"type": "object", "properties": {"command": {"type": "string"}},
         "required": ["command"], "additionalProperties": false});
+    let deploy = json!({"type": "object", "properties": {"env": {"type": "string", "enum": ["staging", "production"]},
+        "dry_run": {"type": "boolean"}}, "required": ["env"], "additionalProperties": false});
     let tools = json!([
         {"name": "run_sql", "input_schema": query},
         {"name": "preview_sql", "input_schema": query},
         {"name": "Bash", "input_schema": command},
+        {"name": "deploy", "input_schema": deploy},
     ]);
     let tools = Arc::new(ToolCatalog::from_value(&tools).unwrap());
     for name in [
@@ -512,6 +515,16 @@ fn streams_whose_blocks_or_stop_reason_clients_read_otherwise_pass_unchanged() {
         "f2b_hidden_message_delta",
         "f3_hidden_start",
         "f3b_hidden_start_message_start",
+        // The second pass on those fixes: frames under the delta name (a block start, the
+        // message start, a stop reason), a delta after its block's stop, frames after
+        // `message_stop`, an untyped `message_stop`.
+        "a1_start_under_delta_name",
+        "g1_message_start_under_delta_name",
+        "b1_stop_reason_under_delta_name",
+        "e1_delta_after_block_stop",
+        "e2_delta_after_message_stop",
+        "c1_message_delta_after_stop",
+        "d1_empty_message_stop",
     ] {
         let input = fixture(&format!("attack14/{name}.sse"));
         for chunks in [vec![], vec![1], vec![37, 5]] {

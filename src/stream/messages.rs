@@ -106,7 +106,13 @@ pub fn read<'a>(frame: &'a Frame<'a>) -> Event<'a> {
     let event = match name {
         "ping" => return typed_as(data, name, Event::Ping),
         "error" => return typed_as(data, name, Event::End),
-        "message_stop" => return typed_as(data, name, Event::MessageStop),
+        // Clients skip a `message_stop` whose data is not typed so (attack round 14, R3).
+        "message_stop" => {
+            return match type_of(data) {
+                DataType::Named(kind) if kind == name => Event::MessageStop,
+                _ => Event::Unreadable,
+            }
+        }
         "message_start" => serde_json::from_str(data).map(|start: MessageStart| {
             (start.kind == name).then_some(Event::MessageStart { blocks: start.message.content.map(|c| c.len()) })
         }),

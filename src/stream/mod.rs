@@ -16,8 +16,8 @@ pub use sse::{parse_frame, Frame, FrameSplitter};
 use crate::repair::{is_valid_for_cli, parse_as_cli, repair, Outcome, Refusal, RefusalCode, RepairOptions, Status};
 use crate::schema::ToolCatalog;
 use bytes::Bytes;
-use messages::{repaired_delta, Event, DELTA_EVENT};
-use std::collections::BTreeMap;
+use messages::{repaired_delta, Event};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -93,6 +93,10 @@ pub struct StreamRepairer {
     /// The stop reason of the message's `message_delta`, once one came; `Err` when two came
     /// that differ (clients keep the last).
     stop_reason: Option<Result<String, ()>>,
+    /// Blocks started and not yet stopped, by index.
+    open_blocks: BTreeSet<u64>,
+    /// `message_stop` came: what waits is decided when the stream ends.
+    after_message_stop: bool,
 }
 
 impl StreamRepairer {
@@ -109,6 +113,8 @@ impl StreamRepairer {
             next_index: None,
             misnumbered: false,
             stop_reason: None,
+            open_blocks: BTreeSet::new(),
+            after_message_stop: false,
         }
     }
 
@@ -160,7 +166,20 @@ impl StreamRepairer {
         for frame in frames {
             self.frame(frame, &mut step);
         }
-        self.flush_unchanged(&mut step, RefusalCode::Truncated, "the stream ended inside the tool block");
+        match (self.after_message_stop, self.stop_reason.clone()) {
+            (true, Some(Ok(stop_reason))) => self.resolve(stop_reason, &mut step),
+            (true, Some(Err(()))) => self.flush_unchanged(
+                &mut step,
+                RefusalCode::Truncated,
+                "message_delta frames with different stop reasons: the tool input may have been cut",
+            ),
+            (true, None) => {
+                self.flush_unchanged(&mut step, RefusalCode::Truncated, "the stream ended before the stop reason")
+            }
+            (false, _) => {
+                self.flush_unchanged(&mut step, RefusalCode::Truncated, "the stream ended inside the tool block")
+            }
+        }
         let rest = self.splitter.take_rest();
         if !rest.is_empty() {
             step.chunks.push(rest);
@@ -183,12 +202,26 @@ impl StreamRepairer {
         if self.misnumbered {
             return self.emit(raw, step);
         }
-        let frame = parse_frame(&raw);
-        // Text and thinking deltas go out unread unless tool input is held.
-        if frame.event == Some(DELTA_EVENT) && self.holding.is_empty() && self.passing.is_empty() {
-            return self.emit(raw.clone(), step);
+        if self.after_message_stop {
+            // Clients go on reading frames after `message_stop` until the body ends: what
+            // waits is decided at that end, and a frame that may mean something releases it.
+            if !matches!(messages::read(&parse_frame(&raw)), Event::Ping | Event::Comment) {
+                self.flush_unchanged(step, RefusalCode::Syntax, "a frame after message_stop");
+                self.misnumbered = true;
+            }
+            return self.emit(raw, step);
         }
+        // Every frame is read, text deltas too: clients act on a frame's data, whatever its
+        // name says (a block start sent as a `content_block_delta`: attack round 14, R1).
+        let frame = parse_frame(&raw);
         let event = messages::read(&frame);
+        if !self.in_an_open_block(&event) {
+            // A delta or stop for a block not open: a client applies it to the block at that
+            // position, which may be one already decided (R1).
+            self.flush_unchanged(step, RefusalCode::Syntax, "a frame for a block that is not open");
+            self.misnumbered = true;
+            return self.emit(raw, step);
+        }
         if self.interrupts_held_block(&event) {
             // Something else happens inside the held block (another block, an event this repair
             // does not read): the block goes out as it came, before it, so nothing overtakes it.
@@ -217,6 +250,7 @@ impl StreamRepairer {
                     self.misnumbered = true;
                     return self.emit(raw, step);
                 }
+                self.open_blocks.insert(index);
                 if let Some(tool) = tool {
                     let block = HeldBlock {
                         index,
@@ -255,6 +289,7 @@ impl StreamRepairer {
                 }
             },
             Event::BlockStop { index } => {
+                self.open_blocks.remove(&index);
                 if let Some(block) = self.passing.remove(&index) {
                     self.emit(raw.clone(), step);
                     let outcome = match is_valid_for_cli(&block.input) {
@@ -324,17 +359,8 @@ impl StreamRepairer {
                 self.emit(raw.clone(), step);
             }
             Event::MessageStop => {
-                match self.stop_reason.clone() {
-                    Some(Ok(stop_reason)) => self.resolve(stop_reason, step),
-                    Some(Err(())) => self.flush_unchanged(
-                        step,
-                        RefusalCode::Truncated,
-                        "message_delta frames with different stop reasons: the tool input may have been cut",
-                    ),
-                    None => {
-                        self.flush_unchanged(step, RefusalCode::Truncated, "the stream ended before the stop reason")
-                    }
-                }
+                // Decided when the stream ends (see `finish`): clients read on until then.
+                self.after_message_stop = true;
                 self.emit(raw.clone(), step);
             }
             Event::End => {
@@ -369,6 +395,16 @@ impl StreamRepairer {
             Event::MessageStart { .. } => false,
             Event::InputDelta { index, .. } | Event::BlockStop { index } => !open(index),
             Event::BlockStart { .. } | Event::OtherDelta { .. } | Event::Other => true,
+        }
+    }
+
+    /// Whether `event`, if it names a block (a delta, a stop), names one that is open.
+    fn in_an_open_block(&self, event: &Event<'_>) -> bool {
+        match event {
+            Event::InputDelta { index, .. } | Event::OtherDelta { index } | Event::BlockStop { index } => {
+                self.open_blocks.contains(index)
+            }
+            _ => true,
         }
     }
 
