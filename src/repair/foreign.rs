@@ -7,11 +7,13 @@
 //! `\'`) also with it kept: two readings, which refuse if both fit. One line break
 //! right after the opening tag and one right before the closing tag belong to the syntax, as a
 //! pair. One block is one call: a second call after it, or a wrapper naming another tool (in
-//! any spelling: see `call_name`), is never read into this one.
+//! any spelling: see `call_name`), is never read into this one. Around it, the wrappers the
+//! JSON rung drops around an object (a lead-in, a fence) and a closing special token
+//! (`<|im_end|>`) go; tags in all their decorations are read by `tag`.
 
 use super::call_name;
 use super::edit::{Edit, EditKind};
-use super::lenient::{names_this_tool, ParseOptions};
+use super::lenient::{names_this_tool, wrapper, ParseOptions};
 use super::lexeme;
 use super::outcome::{Refusal, RefusalCode};
 use super::readings::{Reading, Readings};
@@ -20,18 +22,12 @@ use crate::schema::{escape_pointer, Shape, ShapeId, ShapeSet};
 use memchr::memmem;
 use serde_json::{Map, Value};
 use std::ops::Range;
+use tag::{extra_attributes, only_known_attributes, parameter_name, tag_at};
+
+mod tag;
 
 /// Combinations of per-parameter readings walked at most.
 const MAX_COMBINATIONS: usize = 16;
-
-/// One tag: `<name …>` or `</name>`, with the text of its attributes.
-#[derive(Debug)]
-struct Tag<'a> {
-    span: Range<usize>,
-    closing: bool,
-    name: &'a str,
-    attributes: &'a str,
-}
 
 /// One `K = V` the syntax wrote.
 struct Parameter<'a> {
@@ -59,12 +55,10 @@ fn value_kind(attributes: &str) -> ValueKind {
     }
 }
 
-/// A value that holds the syntax's own tags (`x = 2<parameter>…`): a closing tag was damaged,
-/// and where the value ends is unknown.
+/// A value that holds the syntax's own tags (`x = 2<parameter>…`), in any spelling the parser
+/// reads: a closing tag was damaged, and where the value ends is unknown.
 fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
-    let value = &raw[span.clone()];
-    let tags = ["<parameter", "parameter>", "</parameter", "<arg_", "arg_key>", "arg_value>", "</function", "</invoke"];
-    match tags.iter().any(|t| value.contains(t)) {
+    match tag::holds_call_tags(&raw[span.clone()]) {
         true => Err(syntax("a value holds the call syntax's own tags: a tag is damaged", span.start)),
         false => Ok(()),
     }
@@ -94,8 +88,7 @@ pub fn names_declared_key<'k>(text: &str, declared: &[&'k str]) -> Option<&'k st
 /// tags the text opens and closes itself (`<parameter name="command">ls</parameter>` in an XML
 /// file's content) is not that shape.
 pub fn names_declared_key_after_close<'k>(text: &str, declared: &[&'k str]) -> Option<&'k str> {
-    let close = ["</parameter", "</arg_value", "</arg_key"].iter().filter_map(|tag| text.find(tag)).min()?;
-    names_declared_key(&text[close..], declared)
+    names_declared_key(&text[tag::first_parameter_close(text)?..], declared)
 }
 
 /// A value's text beyond its tags: no damaged closing tag, no doubled `>`, no entity.
@@ -147,7 +140,7 @@ pub fn offer(
     tool: Option<&str>,
     readings: &mut Readings,
 ) -> Result<(), Refusal> {
-    if !raw.contains("<parameter") && !raw.contains("<arg_key") && !raw.contains("parameter") {
+    if !raw.contains("parameter") && !raw.contains("arg_key") {
         return Ok(());
     }
     let parameters = match parameters(raw, tool) {
@@ -450,7 +443,9 @@ fn names_this_call(named: &str, tool: Option<&str>, at: usize) -> Result<(), Ref
 /// calls, or a wrapper names a tool other than `tool`.
 fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Parameter<'a>>>, Refusal> {
     let mut parameters = Vec::new();
-    let mut pos = 0;
+    let inside = inside_wrappers(raw, tool);
+    // Offsets stay the input's: only the end is cut.
+    let (raw, mut pos) = (&raw[..inside.end], inside.start);
     let mut pending_key: Option<(String, usize)> = None;
     let mut call = Call::default();
     while pos < raw.len() {
@@ -485,8 +480,9 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             "parameter" => {
                 call.parameter(start)?;
                 let key = parameter_name(tag.attributes).ok_or_else(|| syntax("a parameter without a name", start))?;
-                only_known_attributes(extra_attributes(tag.attributes), start)?;
-                let (value_span, after) = element_text(raw, pos, "parameter")?;
+                only_known_attributes(extra_attributes(tag.attributes), &key, start)?;
+                let (value_span, after, closing) = element_text(raw, pos, "parameter")?;
+                tag::closes_key(closing, &key, value_span.end)?;
                 reads_one_way(raw, pos, &value_span)?;
                 let kind = value_kind(tag.attributes);
                 parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span, kind });
@@ -494,20 +490,23 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             }
             "arg_key" => {
                 call.parameter(start)?;
-                only_known_attributes(tag.attributes, start)?;
                 if pending_key.is_some() {
                     return Err(syntax("two <arg_key>s before one <arg_value>", start));
                 }
-                let (key_span, after) = element_text(raw, pos, "arg_key")?;
-                pending_key = Some((raw[key_span].trim().to_string(), start));
+                let (key_span, after, closing) = element_text(raw, pos, "arg_key")?;
+                let key = raw[key_span.clone()].trim();
+                only_known_attributes(tag.attributes, key, start)?;
+                tag::closes_key(closing, key, key_span.end)?;
+                pending_key = Some((key.to_string(), start));
                 pos = after;
             }
             "arg_value" => {
                 let (key, _) =
                     pending_key.take().ok_or_else(|| syntax("an <arg_value> without its <arg_key>", start))?;
                 call.parameter(start)?;
-                only_known_attributes(tag.attributes, start)?;
-                let (value_span, after) = element_text(raw, pos, "arg_value")?;
+                only_known_attributes(tag.attributes, &key, start)?;
+                let (value_span, after, closing) = element_text(raw, pos, "arg_value")?;
+                tag::closes_key(closing, &key, value_span.end)?;
                 reads_one_way(raw, pos, &value_span)?;
                 parameters.push(Parameter {
                     key,
@@ -520,7 +519,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
             "name" => {
                 // `<function><name>bash</name>`: the tool's name, not a parameter.
                 call.open("name", start)?;
-                let (name_span, after) = element_text(raw, pos, "name")?;
+                let (name_span, after, _) = element_text(raw, pos, "name")?;
                 names_this_call(raw[name_span].trim(), tool, start)?;
                 pos = after;
             }
@@ -529,6 +528,15 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
                 call_name::attributes_name_this_tool(tag.attributes, tool)
                     .map_err(|not| Refusal::new(RefusalCode::TextOutside, not.message(), Some(start)))?;
             }
+            // `…</function>⏎</tool_call>⏎<|im_end|>`: a chat template's token that ends the call
+            // or its turn (as after a call's JSON); anything after it is another call.
+            name if call.in_parameters
+                && tag.attributes == "|"
+                && raw[start..].starts_with("<|")
+                && call_name::is_ending_token(name) =>
+            {
+                call.closing = true;
+            }
             name => return Err(syntax(format!("an unknown tag <{name}>"), start)),
         }
     }
@@ -536,6 +544,32 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
         return Err(syntax("an <arg_key> without its <arg_value>", at));
     }
     Ok((!parameters.is_empty()).then_some(parameters))
+}
+
+/// The part of `raw` inside the wrappers its call may sit in: text before the first tag and
+/// after the last one that the JSON rung would drop around an object too (a lead-in such as
+/// `Running:`, a code fence, a closing sentence after a lead-in). Any other text stays in,
+/// where it refuses as text outside the tags.
+fn inside_wrappers(raw: &str, tool: Option<&str>) -> Range<usize> {
+    let whole = 0..raw.len();
+    let (Some(first), Some(last)) = (raw.find('<'), raw.rfind('>')) else {
+        return whole;
+    };
+    let (before, after) = (&raw[..first], &raw[last + 1..]);
+    // A colon inside the text states a value (`timeout: 5`, as the JSON rung takes it): only
+    // the colon that ends a lead-in is the lead-in's.
+    let states_a_value = |text: &str| text.trim().trim_end_matches(':').contains(':');
+    if first > last
+        || (before.trim().is_empty() && after.trim().is_empty())
+        || states_a_value(before)
+        || states_a_value(after)
+    {
+        return whole;
+    }
+    match wrapper::prefix(before, tool) {
+        Some(opened) if wrapper::suffix(after, opened, tool) => first..last + 1,
+        _ => whole,
+    }
 }
 
 /// Tags that only wrap a call: the function, the invoke, the tool-call envelope.
@@ -555,90 +589,15 @@ fn syntax(message: impl Into<String>, at: usize) -> Refusal {
     Refusal::new(RefusalCode::Syntax, message, Some(at))
 }
 
-/// The tag starting at `start` (a `<`), its name normalized: `/` and the `|`, `｜DSML｜` or
-/// `namespace:` decorations some models add are dropped.
-fn tag_at(raw: &str, start: usize) -> Option<Tag<'_>> {
-    // A tag ends before the next `<` or line break: the search stops there, so the text after
-    // one `<` is never searched again for the next one (linear over the whole input).
-    let after = &raw.as_bytes()[start + 1..];
-    let close = memchr::memchr3(b'>', b'<', b'\n', after).filter(|&i| after[i] == b'>')? + start + 1;
-    let inner = &raw[start + 1..close];
-    let (closing, inner) = match inner.strip_prefix('/') {
-        Some(rest) => (true, rest),
-        None => (false, inner),
-    };
-    let inner = inner.trim_start_matches(['|', '｜']);
-    let inner = inner.strip_prefix("DSML").map_or(inner, |rest| rest.trim_start_matches(['|', '｜']));
-    let name_end = inner.find(|c: char| c.is_whitespace() || c == '=' || c == '|').unwrap_or(inner.len());
-    let name = &inner[..name_end];
-    let name = call_name::local_name(name);
-    Some(Tag { span: start..close + 1, closing, name, attributes: &inner[name_end..] })
-}
-
-/// `name="K"`, `name='K'` or `=K` (the `<parameter=K>` form).
-fn parameter_name(attributes: &str) -> Option<String> {
-    if let Some(rest) = attributes.strip_prefix('=') {
-        let name = rest.split_whitespace().next()?.trim_matches(['"', '\'']);
-        return (!name.is_empty()).then(|| name.to_string());
-    }
-    let at = attributes
-        .match_indices("name=")
-        .find(|(i, _)| *i == 0 || attributes.as_bytes()[i - 1].is_ascii_whitespace())?
-        .0;
-    let rest = &attributes[at + 5..];
-    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let body = &rest[1..];
-    Some(body[..body.find(quote)?].to_string())
-}
-
-/// A parameter tag's attributes besides its name: DSML's `string="true"`/`"false"` dropped (it
-/// says how V is read, see [`ValueKind`]), whatever else is left.
-fn extra_attributes(attributes: &str) -> &str {
-    let rest = match attributes.strip_prefix('=') {
-        Some(value) => {
-            let value = value.trim_start();
-            &value[value.find(char::is_whitespace).unwrap_or(value.len())..]
-        }
-        None => attributes,
-    };
-    rest.trim_start()
-}
-
-/// Attributes other than a parameter's name and DSML's `string=` refuse: `unit="s"`,
-/// `encoding="base64"` say how the value is meant, so the value as written and the value the
-/// attribute describes are two readings.
-fn only_known_attributes(attributes: &str, at: usize) -> Result<(), Refusal> {
-    let mut rest = attributes.trim().trim_end_matches(['/', '|', '｜']).trim_end();
-    while !rest.is_empty() {
-        let known = ["name=\"", "name='", "string=\"true\"", "string=\"false\""].iter().find(|k| rest.starts_with(**k));
-        let len = match known {
-            Some(k) if k.starts_with("name") => {
-                let quote = &k[k.len() - 1..];
-                rest[k.len()..].find(quote).map(|end| k.len() + end + 1)
-            }
-            Some(k) => Some(k.len()),
-            None => None,
-        };
-        let Some(len) = len else {
-            return Err(ambiguous(
-                &format!("a tag's attribute besides the name ('{rest}'): the value as written, or as it says"),
-                at,
-            ));
-        };
-        rest = rest[len..].trim_start();
-    }
-    Ok(())
-}
-
 /// The text of an element whose opening tag ended at `from`, up to its closing tag, without
-/// the line breaks the syntax puts on either side; and where the closing tag ends.
-/// One forward scan over the `</`s; each one's tag is read up to the next `<` at most.
-fn element_text(raw: &str, from: usize, name: &str) -> Result<(Range<usize>, usize), Refusal> {
+/// the line breaks the syntax puts on either side; where the closing tag ends, and its
+/// attributes. One forward scan over the `</`s; each one's tag is read up to the next `<` at most.
+fn element_text<'a>(raw: &'a str, from: usize, name: &str) -> Result<(Range<usize>, usize, &'a str), Refusal> {
     for offset in memmem::find_iter(&raw.as_bytes()[from..], b"</") {
         let at = from + offset;
         match tag_at(raw, at) {
             Some(tag) if tag.closing && tag.name == name => {
-                return Ok((without_layout(raw, from..at), tag.span.end));
+                return Ok((without_layout(raw, from..at), tag.span.end, tag.attributes));
             }
             _ => {}
         }

@@ -6,6 +6,7 @@ mod align;
 mod call_name;
 mod coerce;
 pub mod edit;
+mod envelope;
 mod foreign;
 mod json5_reading;
 pub mod lenient;

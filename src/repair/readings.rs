@@ -3,6 +3,7 @@
 //! once, and if two different readings validate the call is refused as ambiguous.
 
 use super::edit::{Edit, EditKind};
+use super::envelope::envelope;
 use super::lenient::{Node, NodeKind};
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::ToolSchema;
@@ -39,11 +40,11 @@ impl<'a> Readings<'a> {
             // where the schema lets the two keys through, its input as written too: two
             // readings. Only where the schema declares both keys are they its own members.
             let direct_fits = violation(&reading.value, self.schema).is_none();
-            let members = self.declares(&["name", call.input_key]);
-            // One of the two keys declared (`name`, or `input` as a parameter): the object's
+            let members = self.declares(&call.carriers);
+            // One of its keys declared (`name`, `input` or `id` as a parameter): the object's
             // keys may be the tool's own, so its inside is not taken for the input (attack
             // round 13: `{"name": "start", "arguments": {"name": "nightly-purge"}}`).
-            let either = self.declares(&["name"]) || self.declares(&[call.input_key]);
+            let either = call.keys.iter().any(|key| self.declares(&[key]));
             let this_tool = self.tool.is_some_and(|tool| names_this_tool(call.name, tool));
             if this_tool && !either {
                 let mut edits = reading.edits.clone();
@@ -166,44 +167,10 @@ impl<'a> Readings<'a> {
     }
 }
 
-/// A call envelope: the tool it names, the key that held the input, the input.
-struct Envelope<'v> {
-    name: &'v str,
-    input_key: &'static str,
-    input: Value,
-}
-
 /// Whether `name` in an envelope is this tool's: its own name, or an MCP tool's short name
 /// (`search` for `mcp__github__search`), as wrapper tags take it.
 fn names_this_tool(name: &str, tool: &str) -> bool {
     name == tool || super::lenient::mcp_short_name(tool) == Some(name)
-}
-
-/// The call inside an envelope: an object of exactly `name` and one of `parameters`,
-/// `arguments` or `input` (the Messages API's) — an object, or a string holding one as JSON
-/// (OpenAI's `"arguments": "{…}"`) — optionally `type: "function"` or `"tool_use"`.
-fn envelope(value: &Value) -> Option<Envelope<'_>> {
-    let map = value.as_object()?;
-    let name = map.get("name")?.as_str()?;
-    // Two given: two inputs for one call, either of which may be the one meant.
-    let mut inputs = ["parameters", "arguments", "input"].into_iter().filter_map(|k| Some((k, map.get(k)?)));
-    let (Some((input_key, inner)), None) = (inputs.next(), inputs.next()) else {
-        return None;
-    };
-    let known = |k: &String| matches!(k.as_str(), "name" | "parameters" | "arguments" | "input" | "type");
-    let typed = map.get("type").is_none_or(|t| t == "function" || t == "tool_use");
-    if !(map.len() <= 3 && map.keys().all(known) && typed) {
-        return None;
-    }
-    let input = match inner {
-        Value::Object(_) => Some(inner.clone()),
-        // Only what serde_json reads, with no key given twice (it would keep the last).
-        Value::String(text) if !super::json5_reading::has_duplicate_keys(text) => {
-            serde_json::from_str::<Value>(text).ok().filter(Value::is_object)
-        }
-        _ => None,
-    }?;
-    Some(Envelope { name, input_key, input })
 }
 
 /// The first schema violation, or `None`; without a schema any object is acceptable.

@@ -14,7 +14,7 @@ mod second_reading;
 mod string;
 mod tree;
 mod unicode;
-mod wrapper;
+pub(crate) mod wrapper;
 
 pub use choices::Choices;
 pub use parser::{parse_document, parse_reading, Document, ParseOptions};

@@ -190,10 +190,18 @@ fn call_token(text: &str) -> Option<&str> {
         let list = after.trim_start().strip_prefix('[').filter(|_| name == 0);
         return Some(list.unwrap_or(&after[name..]));
     }
-    for marker in ["[ARGS]", "[CALL_ID]"] {
-        if let Some(after) = text.strip_prefix(marker) {
-            return Some(after);
-        }
+    if let Some(after) = text.strip_prefix("[CALL_ID]") {
+        // `[CALL_ID]a1b2c3d4e[ARGS]`: Mistral's call id, nine letters and digits with a digit
+        // among them; a word there (`[CALL_ID]Write[ARGS]`) may be a tool's name, and stays.
+        let id = after.get(..9).filter(|id| {
+            id.bytes().all(|b| b.is_ascii_alphanumeric())
+                && id.bytes().any(|b| b.is_ascii_digit())
+                && after[9..].starts_with("[ARGS]")
+        });
+        return Some(id.map_or(after, |id| &after[id.len()..]));
+    }
+    if let Some(after) = text.strip_prefix("[ARGS]") {
+        return Some(after);
     }
     let end = text.find(|c: char| c.is_whitespace() || c == '<' || c == '{').unwrap_or(text.len());
     let (name, index) = text[..end].rsplit_once(':')?;
@@ -442,6 +450,10 @@ mod tests {
         assert!(prefix("<invoke name=\"Glob\">\n", glob).is_some());
         assert!(prefix("search", Some("mcp__search__search")).is_some());
         for text in ["Grep(", "<invoke name=\"Grep\">", "<function=Grep>", "functions.Grep:0 "] {
+            assert_eq!(prefix(text, glob), None, "{text:?}");
+        }
+        assert!(prefix("[TOOL_CALLS]Glob[CALL_ID]a1b2c3d4e[ARGS]", glob).is_some());
+        for text in ["[TOOL_CALLS]Glob[CALL_ID]Grep[ARGS]", "[TOOL_CALLS]Glob[CALL_ID]GrepFiles[ARGS]"] {
             assert_eq!(prefix(text, glob), None, "{text:?}");
         }
     }

@@ -1,0 +1,140 @@
+//! A call envelope: an object that is a whole tool call (which tool, and its input) rather than
+//! the input. Models write it in the spellings of the APIs and formats they were taught:
+//!
+//! - flat: `{"name": …, "arguments": {…}}`, with `parameters` or `input` for `arguments`,
+//!   optionally `type: "function"` or `"tool_use"` and a call id (`id`, `call_id`): the Hermes,
+//!   Mistral and Messages API (`tool_use` block) forms;
+//! - nested: `{"type": "function", "function": {"name": …, "arguments": …}}` (OpenAI's), with or
+//!   without `type` and an id;
+//! - `{"tool": …, "args": {…}}`, `{"tool_name": …, "tool_input": {…}}` (the hook payload's),
+//!   `{"recipient_name": "functions.X", "parameters": {…}}` (OpenAI's parallel call item).
+//!
+//! Each is recognised whole: any other key, or two names or inputs, and it is not an envelope.
+
+use serde_json::{Map, Value};
+
+/// Keys that name the called tool.
+const NAME_KEYS: [&str; 4] = ["name", "tool", "tool_name", "recipient_name"];
+/// Keys that hold the call's input.
+const INPUT_KEYS: [&str; 5] = ["parameters", "arguments", "input", "args", "tool_input"];
+/// Keys a call object carries beside them: its type and its id.
+const CALL_KEYS: [&str; 3] = ["type", "id", "call_id"];
+
+/// The call inside an envelope.
+pub struct Envelope<'v> {
+    /// The tool it names.
+    pub name: &'v str,
+    /// The top-level keys that carry the name and the input (`name` and `arguments`, or
+    /// `function`): where the schema declares them all, they may be its own members.
+    pub carriers: Vec<&'v str>,
+    /// Every top-level key of the object.
+    pub keys: Vec<&'v str>,
+    pub input: Value,
+}
+
+/// The envelope `value` is, if it is one.
+pub fn envelope(value: &Value) -> Option<Envelope<'_>> {
+    let map = value.as_object()?;
+    let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+    if let Some(function) = map.get("function") {
+        // OpenAI's nested call: the name and input one level down, the type and id beside it.
+        let others_known = keys.iter().all(|k| *k == "function" || CALL_KEYS.contains(k));
+        let (name, _, input) = flat(function.as_object()?, &[])?;
+        return (others_known && typed(map, "function")).then(|| Envelope {
+            name,
+            carriers: vec!["function"],
+            keys,
+            input,
+        });
+    }
+    let (name, carriers, input) = flat(map, &CALL_KEYS)?;
+    typed(map, if carriers[0] == "name" { "tool_use" } else { "function" }).then_some(Envelope {
+        name,
+        carriers,
+        keys,
+        input,
+    })
+}
+
+/// One name and one input, and besides them only `extra` keys: the name, the two keys, the input.
+fn flat<'v>(map: &'v Map<String, Value>, extra: &[&str]) -> Option<(&'v str, Vec<&'v str>, Value)> {
+    let one = |candidates: &[&str]| {
+        let mut found = map.iter().filter(|(k, _)| candidates.contains(&k.as_str()));
+        match (found.next(), found.next()) {
+            (Some(pair), None) => Some(pair),
+            // Two given: two names or inputs for one call, either of which may be the one meant.
+            _ => None,
+        }
+    };
+    let (name_key, name) = one(&NAME_KEYS)?;
+    let (input_key, input) = one(&INPUT_KEYS)?;
+    if !map.keys().all(|k| k == name_key || k == input_key || extra.contains(&k.as_str())) {
+        return None;
+    }
+    let name = name.as_str()?;
+    // OpenAI's recipient is `functions.<name>`.
+    let name = match name_key.as_str() {
+        "recipient_name" => name.strip_prefix("functions.").unwrap_or(name),
+        _ => name,
+    };
+    Some((name, vec![name_key.as_str(), input_key.as_str()], input_object(input)?))
+}
+
+/// `type`, where given, is a call's: `function`, or `tool_use` (a Messages API block, flat only).
+fn typed(map: &Map<String, Value>, also: &str) -> bool {
+    map.get("type").is_none_or(|t| t == "function" || t == also)
+}
+
+/// An input: an object, or a string holding one as JSON (OpenAI's `"arguments": "{…}"`).
+fn input_object(inner: &Value) -> Option<Value> {
+    match inner {
+        Value::Object(_) => Some(inner.clone()),
+        // Only what serde_json reads, with no key given twice (it would keep the last).
+        Value::String(text) if !super::json5_reading::has_duplicate_keys(text) => {
+            serde_json::from_str::<Value>(text).ok().filter(Value::is_object)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_spelling_of_a_call_is_an_envelope() {
+        for value in [
+            json!({"name": "t", "arguments": {"a": 1}}),
+            json!({"name": "t", "arguments": "{\"a\": 1}", "type": "function"}),
+            json!({"name": "t", "arguments": {"a": 1}, "id": "call_0"}),
+            json!({"name": "t", "parameters": {"a": 1}, "type": "function", "call_id": "c1"}),
+            json!({"type": "tool_use", "id": "toolu_01", "name": "t", "input": {"a": 1}}),
+            json!({"type": "function", "function": {"name": "t", "arguments": "{\"a\": 1}"}}),
+            json!({"function": {"name": "t", "arguments": {"a": 1}}, "id": "x"}),
+            json!({"tool": "t", "args": {"a": 1}}),
+            json!({"tool_name": "t", "tool_input": {"a": 1}}),
+            json!({"recipient_name": "functions.t", "parameters": {"a": 1}}),
+            json!({"recipient_name": "t", "parameters": {"a": 1}}),
+        ] {
+            let call = envelope(&value).unwrap_or_else(|| panic!("{value}"));
+            assert_eq!((call.name, call.input), ("t", json!({"a": 1})), "{value}");
+        }
+    }
+
+    #[test]
+    fn objects_that_are_not_whole_calls_are_not_envelopes() {
+        for value in [
+            json!({"name": "t", "arguments": {}, "input": {}}),
+            json!({"name": "t", "tool": "u", "args": {}}),
+            json!({"name": "t", "arguments": {}, "force": true}),
+            json!({"name": "t", "arguments": {}, "type": "object"}),
+            json!({"name": "t", "arguments": []}),
+            json!({"type": "function", "function": {"name": "t", "arguments": {}, "strict": true}}),
+            json!({"function": {"name": "t", "arguments": {}}, "extra": 1}),
+            json!({"tool": "t", "args": {}, "type": "tool_use"}),
+        ] {
+            assert!(envelope(&value).is_none(), "{value}");
+        }
+    }
+}
