@@ -1017,6 +1017,11 @@ impl Parser<'_> {
                 q >= bytes.len() || is_closer(bytes[q]) || self.intact_key_at(q)
             }
             b',' => true,
+            // A CJK input method's comma, as `,` (see the parser's WIDE_COMMA).
+            _ if self.src[p..].starts_with('\u{FF0C}') => {
+                let q = self.skip_ws_quiet(p + '\u{FF0C}'.len_utf8());
+                !in_object || q >= bytes.len() || is_closer(bytes[q]) || self.intact_key_at(q)
+            }
             b'}' | b']' => self.closer_ok(p),
             b'{' if in_object && self.frames.len() == 1 => true,
             b')' => self.in_tuple(),

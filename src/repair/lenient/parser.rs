@@ -1198,6 +1198,15 @@ impl<'s> Parser<'s> {
                 start,
             ));
         }
+        if kind == Some(FrameKind::Array) && text.contains(WIDE_COMMA) {
+            // `["a"，b，"c"]`, `[1，2]`: a full-width comma separates quoted items; inside an
+            // unquoted one it may separate too.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "a full-width comma inside an unquoted item: the item's text, or a separator?",
+                start,
+            ));
+        }
         self.refuse_typographic_delimiters(start, text)?;
         let end = start + text.len();
         Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))

@@ -3,6 +3,7 @@
 //! reading the parser found.
 
 use super::parser::{FrameKind, Parser};
+use super::unicode::{punctuation, Punctuation};
 use super::SyntaxError;
 use crate::repair::edit::EditKind;
 use crate::repair::lexeme;
@@ -39,6 +40,12 @@ impl Parser<'_> {
     /// start of the value's text (`=> "./deploy.sh"` truncates the script in bash).
     pub(super) fn refuse_other_separator(&self, at: usize) -> Result<(), SyntaxError> {
         let rest = &self.src[at..];
+        // `"path"：："/etc"`, `"command"：，ls`: a second colon or a comma of another script or
+        // width right after the colon is the value's first character or a doubled separator.
+        let wide = rest.chars().next().and_then(punctuation);
+        if matches!(wide, Some(Punctuation::Colon | Punctuation::Separator)) {
+            return Err(ambiguous("a second separator after the key: the separator doubled, or the value's text?", at));
+        }
         let Some(op) = ["=>", "->", "="].into_iter().find(|op| rest.starts_with(op)) else {
             return Ok(());
         };
