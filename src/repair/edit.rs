@@ -66,6 +66,8 @@ pub enum EditKind {
     UnwrapEnvelope,
     /// A full-width colon or comma (`：`, `，`) between members read as JSON's.
     WidePunctuation,
+    /// A keyword argument's `=` after a declared key (`timeout=30`) read as the colon.
+    EqualsForColon,
 }
 
 impl EditKind {
@@ -73,9 +75,8 @@ impl EditKind {
     pub fn cost(self) -> u32 {
         use EditKind::*;
         match self {
-            DropComment | DropComma | InsertComma | InsertColon | QuoteKey | SingleToDoubleQuotes | WidePunctuation => {
-                1
-            }
+            DropComment | DropComma | InsertComma | InsertColon | QuoteKey | SingleToDoubleQuotes | WidePunctuation
+            | EqualsForColon => 1,
             InsertCloser | ReplaceCloser | DropStrayCloser | EscapeControlChar | ForeignLiteral => 1,
             Json5Dialect | DropDuplicate | InsertOpenBrace | BareNumber => 2,
             DropPrefix | DropSuffix | KeepBackslash | BareString | WrapInArray => 3,
@@ -125,6 +126,7 @@ impl EditKind {
             CloseRestarted => "close_restarted",
             UnwrapEnvelope => "unwrap_envelope",
             WidePunctuation => "wide_punctuation",
+            EqualsForColon => "equals_for_colon",
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Side-effect-free looks ahead: where a value may end, where a key starts, what text around
 //! the object may be dropped. Each look is bounded so the whole parse stays linear.
 
-use super::parser::{FrameKind, Parser};
+use super::parser::{Frame, FrameKind, Parser};
 use super::unicode::{
     colon_like_len, equals_like_len, is_blank, is_colon_like, is_inline_blank, is_invisible, is_line_break,
     punctuation, visible, Punctuation,
@@ -655,6 +655,17 @@ impl Parser<'_> {
         false
     }
 
+    /// Whether a member's whole bare value from `start` to `end` starts with a member's shape,
+    /// as a run does mid-line after a blank (see [`Self::mid_line_key_at`]): `"new_string":
+    /// replace_all: true`, `"path": path_glob: "src/**"` may be a member whose value was lost
+    /// as much as text. (`fix: handle it`, `localhost:8080` stay text.)
+    pub(super) fn member_shape_starts(&self, start: usize, end: usize) -> bool {
+        let text = &self.src[start..end];
+        let one_line = OnceCell::new();
+        let one_line = || *one_line.get_or_init(|| !text.contains(is_line_break));
+        text.starts_with(|c: char| !matches!(c, '.' | '$')) && self.mid_line_key_at(start, &one_line)
+    }
+
     /// A quoted name and its colon at `pos` (`"dry_run": true`, `'timeout'\u{FF1A}5`).
     fn quoted_key_spelled_at(&self, pos: usize) -> bool {
         self.key_at(pos, false).is_some_and(|key| key.quoted) || self.unreadable_key_at(pos).is_some()
@@ -819,27 +830,44 @@ impl Parser<'_> {
     }
 
     /// A declared key missing one of its quotes: `name":` (the opening lost) or `"name:` (the
-    /// closing lost, the string it starts not followed by a colon). The name and where the key
-    /// ends (at the colon).
+    /// closing lost, the string it starts not followed by a colon); or with quotes that do not
+    /// match (`'name":`, `"name':`). The name and where the key ends (at the colon).
     pub(super) fn damaged_key(&self, pos: usize) -> Option<(&str, usize)> {
         let bytes = self.src.as_bytes();
-        let (start, quote_after) = match bytes.get(pos)? {
-            b'"' if self.intact_quoted_key(pos).is_none() => (pos + 1, false),
-            b'"' | b'\'' => return None,
-            _ => (pos, true),
+        // Where the name starts, and which closing quote it needs (`None`: none or a `'`).
+        let (start, closing) = match bytes.get(pos)? {
+            b'"' if self.intact_quoted_key(pos).is_none() => (pos + 1, None),
+            b'"' => return None,
+            b'\'' => (pos + 1, Some(b'"')),
+            _ => (pos, Some(b'"')),
         };
         let len = lexeme::identifier_len(&self.src[start..])?;
         let name = &self.src[start..start + len];
         let mut end = start + len;
-        if quote_after {
-            if bytes.get(end) != Some(&b'"') {
-                return None;
-            }
-            end += 1;
+        match closing {
+            Some(quote) if bytes.get(end) != Some(&quote) => return None,
+            Some(_) => end += 1,
+            None if bytes.get(end) == Some(&b'\'') => end += 1,
+            None => {}
         }
         let colon = self.skip_ws_quiet(end);
         let declared = self.declared_keys().is_some_and(|keys| keys.contains(&name));
         (declared && bytes.get(colon) == Some(&b':')).then_some((name, end))
+    }
+
+    /// A declared key whose colon was typed inside its quotes (`"timeout:" 30`), in an object
+    /// that takes no other name (where it does, `"timeout:"` may be a name that lost its
+    /// colon): the name and where the key ends, past its closing quote.
+    pub(super) fn colon_inside_key(&self, pos: usize) -> Option<(&str, usize)> {
+        let bytes = self.src.as_bytes();
+        let quote = *bytes.get(pos).filter(|b| matches!(b, b'"' | b'\''))?;
+        let close = pos + 1 + memchr::memchr2(quote, b'\n', bytes.get(pos + 1..)?)?;
+        let name = self.src[pos + 1..close].strip_suffix(':').filter(|_| bytes[close] == quote)?;
+        let closed = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && !f.open);
+        let value = self.skip_blank(close + 1);
+        let value_starts = bytes.get(value).is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':'));
+        let declared = self.object_keys().is_some_and(|keys| keys.contains(&name));
+        (closed && declared && value_starts).then_some((name, close + 1))
     }
 
     /// The keys the object at hand declares (the root's before it opens).
@@ -864,16 +892,18 @@ impl Parser<'_> {
         self.frames.len() == 1 && self.byte_at(pos) == Some(b'{')
     }
 
-    /// Whether the key at `pos`, inside a nested object, is one an enclosing object declares
-    /// (the parent, or further out: two closers may be lost).
-    pub(super) fn ancestor_declares_key_at(&self, pos: usize) -> bool {
-        let ancestors: Vec<&[&str]> = self
+    /// Whether the key at `pos`, inside a nested object, is one an enclosing object takes (the
+    /// parent, or further out: two closers may be lost): one it declares, or any name where its
+    /// schema lets undeclared members through (`{"filters": {"lang": "rust", "limit": 10, …`
+    /// under an open top level: `limit` may be the top level's).
+    pub(super) fn ancestor_takes_key_at(&self, pos: usize) -> bool {
+        let ancestors: Vec<&Frame<'_>> = self
             .frames
             .iter()
             .rev()
             .filter(|f| f.kind == FrameKind::Object)
             .skip(1)
-            .filter_map(|f| f.keys.as_deref())
+            .filter(|f| f.keys.is_some())
             .collect();
         if ancestors.is_empty() {
             return false;
@@ -893,7 +923,7 @@ impl Parser<'_> {
                 None => return false,
             },
         };
-        ancestors.iter().any(|keys| keys.contains(&name))
+        ancestors.iter().any(|f| f.open || f.keys.as_ref().is_some_and(|keys| keys.contains(&name)))
     }
 
     /// A closer that closes nothing open inside an object (`["a"]], "b": 1`): where it ends,

@@ -289,10 +289,11 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// Whether a bare run ends before the key at `q`: always at a quoted key after a comma
-    /// (`, "name":` is a member's shape); at any other — a quoted name after a space or a line
-    /// break (`grep -c "timeout": x`), an unquoted word — both readings are walked (`declined`
-    /// remembers a key this run already kept as text).
+    /// Whether a bare run ends before the key at `q`: always at a quoted key the object
+    /// declares after a comma (`, "name":` is a member's shape); at any other — an undeclared
+    /// quoted name (`echo done, "status": ok >> log` under an open schema), a quoted name after
+    /// a space or a line break (`grep -c "timeout": x`), an unquoted word — both readings are
+    /// walked (`declined` remembers a key this run already kept as text).
     fn ends_at_key(&mut self, q: usize, after_comma: bool, line_start: bool, declined: &mut Option<usize>) -> bool {
         let spot = match (after_comma, line_start) {
             (true, _) => Spot::Comma,
@@ -307,7 +308,7 @@ impl<'s> Parser<'s> {
             self.kept_as_text.get_or_insert(q);
             return false;
         }
-        if after_comma && key.quoted && key.colon {
+        if after_comma && key.quoted && key.colon && key.strong {
             return true;
         }
         if *declined == Some(q) {
@@ -696,11 +697,11 @@ impl<'s> Parser<'s> {
                 && self.too_few_closers_from(pos);
             if (unpaired || closer_passed)
                 && !members.is_empty()
-                && self.ancestor_declares_key_at(pos)
+                && self.ancestor_takes_key_at(pos)
                 && self.choices.choose(2) == TAKE_AS_STRUCTURE
             {
-                // `"options": {"verbose": true, "force": false` with a `}` lost: the member the
-                // enclosing object declares too may be the enclosing object's.
+                // `"options": {"verbose": true, "force": false` with a `}` lost: a member the
+                // enclosing object takes too may be the enclosing object's.
                 self.edit(EditKind::InsertCloser, pos..pos);
                 break pos;
             }
@@ -752,19 +753,37 @@ impl<'s> Parser<'s> {
     /// `member = key ws ":"? ws value`
     fn member(&mut self, pos: usize, object_shape: ShapeId) -> Result<(Member, usize), SyntaxError> {
         self.hit(Production::Member);
-        let (key, key_end) = self.key(pos)?;
+        let colon_inside = self.colon_inside_key(pos).map(|(name, end)| (name.to_string(), end));
+        let inside = colon_inside.is_some();
+        let (key, key_end) = match colon_inside {
+            Some((name, end)) => {
+                // `"timeout:" 30`: the colon typed inside the quotes.
+                self.hit(Production::DamagedKey);
+                self.edit(EditKind::RepairKeyQuote, pos..end);
+                (name, end)
+            }
+            None => self.key(pos)?,
+        };
         if self.text_as_member.contains(&pos) {
             self.text_members.push(key.clone());
         }
         let key_span = pos..key_end;
-        let mut after = self.skip_ws(key_end);
-        if self.byte(after) == Some(b':') {
+        let mut after = if inside { key_end } else { self.skip_ws(key_end) };
+        if inside {
+            // The colon was read with the key.
+        } else if self.byte(after) == Some(b':') {
             after += 1;
         } else if self.src[after..].starts_with(WIDE_COLON) {
             // `"command"："ls"`: a CJK input method's colon after the key.
             self.edit(EditKind::WidePunctuation, after..after + WIDE_COLON.len_utf8());
             after += WIDE_COLON.len_utf8();
-        } else if after > key_end && self.value_may_follow_lost_colon(&key, after) {
+        } else if after == key_end && self.equals_for_colon_at(&key, after) {
+            // `timeout=30`: a keyword argument's `=` where the colon goes.
+            self.edit(EditKind::EqualsForColon, after..after + 1);
+            after += 1;
+        } else if (after > key_end && self.value_may_follow_lost_colon(&key, after))
+            || (after == key_end && self.scalar_glued_to_key(&key, key_end))
+        {
             // `"title" "x"`, `"timeout" 600000`: a key, a space, a value: the colon is missing.
             self.edit(EditKind::InsertColon, key_end..key_end);
         } else {
@@ -817,6 +836,29 @@ impl<'s> Parser<'s> {
         matches!(first, b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9')
             || lexeme::literal_len(rest).is_some()
             || (declared && !matches!(first, b',' | b'}' | b']' | b':'))
+    }
+
+    /// Whether a number or a literal stands right after the closing quote of a key the object
+    /// declares, up to the value's end (`"timeout"30}`): no blank, yet the colon is all that is
+    /// missing (an undeclared name may be text, `"a"1` an item).
+    fn scalar_glued_to_key(&self, key: &str, key_end: usize) -> bool {
+        let rest = &self.src[key_end..];
+        let quoted = matches!(self.src.as_bytes()[..key_end].last(), Some(b'"' | b'\''));
+        let declared = self.object_keys().is_some_and(|keys| keys.contains(&key));
+        let len = lexeme::number_len(rest).or_else(|| lexeme::literal_len(rest));
+        quoted && declared && len.is_some_and(|len| self.value_ends_at(key_end + len))
+    }
+
+    /// Whether a `=` right after a key the object declares stands for its colon: a value glued
+    /// to it (`timeout=30`, `command=ls`). Before a blank, a quote or a bracket (`= "x"`) it
+    /// may start the value's text (see [`Self::refuse_other_separator`]); `==` and `=>` are
+    /// other operators.
+    fn equals_for_colon_at(&self, key: &str, at: usize) -> bool {
+        let Some(value) = self.src[at..].strip_prefix('=') else {
+            return false;
+        };
+        let glued = value.chars().next().is_some_and(|c| !c.is_whitespace() && !"=>\"'{[(,}]".contains(c));
+        glued && self.object_keys().is_some_and(|keys| keys.contains(&key))
     }
 
     /// `key = string | "'" ... "'" | identifier`
@@ -1209,6 +1251,15 @@ impl<'s> Parser<'s> {
         }
         self.refuse_typographic_delimiters(start, text)?;
         let end = start + text.len();
+        let whole_value = kind == Some(FrameKind::Object);
+        if whole_value && self.object_has_schema() && self.member_shape_starts(start, end) {
+            // `"description": timeout: 600000`: the member's value lost before a member, or text.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "unquoted text that starts with a member's shape: the value may have been lost before a member",
+                start,
+            ));
+        }
         Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))
     }
 }
