@@ -55,7 +55,14 @@ pub fn heads(text: &str) -> impl Iterator<Item = Head<'_>> + '_ {
         };
         let (_, name, attributes) = head(inner);
         let end = at + 1 + end + usize::from(rest[end..].starts_with('>'));
-        Head { at, closing, name: name.to_ascii_lowercase(), attributes, end }
+        Head {
+            at,
+            closing,
+            name: name.to_ascii_lowercase(),
+            exact: !name.contains(char::is_uppercase),
+            attributes,
+            end,
+        }
     })
 }
 
@@ -64,6 +71,8 @@ pub struct Head<'a> {
     pub at: usize,
     pub closing: bool,
     pub name: String,
+    /// Whether the name was written in lower case, as the syntax writes it.
+    pub exact: bool,
     pub attributes: &'a str,
     /// Where the tag ends: after its `>`, or where it was cut.
     pub end: usize,
@@ -93,7 +102,9 @@ pub fn loose_parameter_name(attributes: &str) -> Option<String> {
 pub fn holds_call_tags(text: &str) -> bool {
     let tagged = heads(text).any(|tag| {
         let name = tag.name.as_str();
-        name.starts_with("parameter")
+        // `List<Parameter>` in code: another case counts where the tag closes or names a key.
+        let spelled = tag.closing || tag.exact || !tag.attributes.trim().is_empty();
+        (spelled && name.starts_with("parameter"))
             || name.starts_with("arg_")
             || name.starts_with("tool_call")
             || (tag.closing && (name.starts_with("function") || name.starts_with("invoke")))
@@ -236,6 +247,7 @@ mod tests {
             "ls</Invoke>",
             "a</ parameter >\nb",
             "x</PARAMETER>",
+            "x<Parameter name=\"k\">",
             "ls\n</tool_call>\n<tool_call>",
             "ls<|tool_call_end|>",
             "ls\n[TOOL_CALLS]Bash[ARGS]{}",
@@ -243,6 +255,7 @@ mod tests {
         ] {
             assert!(holds_call_tags(text), "{text:?}");
         }
+        assert!(!holds_call_tags("List<Parameter> ps;"));
         // An end token with nothing after it ends the value, not the turn inside it.
         assert!(!holds_call_tags("ls<|im_end|>\n"));
     }
