@@ -168,7 +168,7 @@ pub fn tag_names_this_tool(token: &str, tool: Option<&str>) -> bool {
 
 /// The value at the start of `text`, quoted in any of [`QUOTES`] (its pair must close it) or
 /// bare up to white space; and the text after it.
-fn value_at(text: &str) -> Option<(&str, &str)> {
+pub fn value_at(text: &str) -> Option<(&str, &str)> {
     let first = text.chars().next()?;
     if let Some((_, close)) = QUOTES.iter().find(|(open, _)| *open == first) {
         let body = &text[first.len_utf8()..];

@@ -56,6 +56,25 @@ pub fn envelope(value: &Value) -> Option<Envelope<'_>> {
     })
 }
 
+/// The keys carrying a call (one name and one input object) in an object that is not an
+/// envelope only because of other keys beside them (`{"name": "Bash", "arguments": {…},
+/// "command": "x"}`): the call's input, or the object as written, are two readings.
+pub fn call_beside_keys(value: &Value) -> Option<[&str; 2]> {
+    let map = value.as_object()?;
+    if envelope(value).is_some() {
+        return None;
+    }
+    let one = |candidates: &[&str]| {
+        let mut found = map.keys().filter(|k| candidates.contains(&k.as_str()));
+        match (found.next(), found.next()) {
+            (Some(key), None) => Some(key.as_str()),
+            _ => None,
+        }
+    };
+    let (name, input) = (one(&NAME_KEYS)?, one(&INPUT_KEYS)?);
+    (map[name].is_string() && input_object(&map[input]).is_some()).then_some([name, input])
+}
+
 /// One name and one input, and besides them only `extra` keys: the name, the two keys, the input.
 fn flat<'v>(map: &'v Map<String, Value>, extra: &[&str]) -> Option<(&'v str, Vec<&'v str>, Value)> {
     let one = |candidates: &[&str]| {
@@ -135,6 +154,20 @@ mod tests {
             json!({"tool": "t", "args": {}, "type": "tool_use"}),
         ] {
             assert!(envelope(&value).is_none(), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_call_beside_other_keys_is_seen() {
+        let beside = json!({"name": "t", "arguments": {"a": 1}, "force": true});
+        assert_eq!(call_beside_keys(&beside), Some(["name", "arguments"]));
+        for value in [
+            json!({"name": "t", "arguments": {"a": 1}}),
+            json!({"name": "t", "command": "x"}),
+            json!({"name": "t", "arguments": [], "x": 1}),
+            json!({"name": 1, "arguments": {}, "x": 1}),
+        ] {
+            assert!(call_beside_keys(&value).is_none(), "{value}");
         }
     }
 }

@@ -66,20 +66,25 @@ fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
 
 /// The first declared key that `text` holds a parameter tag for, in any of the syntaxes
 /// (`<parameter name="K">`, `<parameter=K>`, `<arg_key>K</arg_key>`): text that is also a
-/// reading as that syntax, the tags leaked into a value. Each tag is read up to the next `<`.
-pub fn names_declared_key<'k>(text: &str, declared: &[&'k str]) -> Option<&'k str> {
-    memchr::memchr_iter(b'<', text.as_bytes()).find_map(|at| {
-        let tag = tag_at(text, at).filter(|tag| !tag.closing)?;
-        let key = match tag.name {
-            "parameter" => parameter_name(tag.attributes)?,
+/// reading as that syntax, the tags leaked into a value. Tags are read as loosely as the guard
+/// reads them (`<Parameter NAME = K>`, `name=“K”`). Where the keys are unknown (`None`: a
+/// schema or branch without properties), any key a tag names may be one.
+pub fn names_declared_key(text: &str, declared: Option<&[&str]>) -> Option<String> {
+    tag::heads(text).find_map(|tag| {
+        if tag.closing {
+            return None;
+        }
+        let key = match tag.name.as_str() {
+            "parameter" => tag::loose_parameter_name(tag.attributes)?,
             "arg_key" => {
-                let rest = &text[tag.span.end..];
+                let rest = &text[tag.end..];
                 let end = memchr::memchr(b'<', rest.as_bytes())?;
                 rest[..end].trim().to_string()
             }
             _ => return None,
         };
-        declared.iter().find(|k| **k == key).copied()
+        let known = declared.is_none_or(|keys| keys.contains(&key.as_str()));
+        (known && !key.is_empty()).then_some(key)
     })
 }
 
@@ -87,7 +92,7 @@ pub fn names_declared_key<'k>(text: &str, declared: &[&'k str]) -> Option<&'k st
 /// </parameter>⏎<parameter name="timeout">`): a value ended there and the next began. A pair of
 /// tags the text opens and closes itself (`<parameter name="command">ls</parameter>` in an XML
 /// file's content) is not that shape.
-pub fn names_declared_key_after_close<'k>(text: &str, declared: &[&'k str]) -> Option<&'k str> {
+pub fn names_declared_key_after_close(text: &str, declared: Option<&[&str]>) -> Option<String> {
     names_declared_key(&text[tag::first_parameter_close(text)?..], declared)
 }
 

@@ -44,7 +44,7 @@ impl<'a> Readings<'a> {
             // One of its keys declared (`name`, `input` or `id` as a parameter): the object's
             // keys may be the tool's own, so its inside is not taken for the input (attack
             // round 13: `{"name": "start", "arguments": {"name": "nightly-purge"}}`).
-            let either = call.keys.iter().any(|key| self.declares(&[key]));
+            let either = call.keys.iter().any(|key| self.mentions(key));
             let this_tool = self.tool.is_some_and(|tool| names_this_tool(call.name, tool));
             if this_tool && !either {
                 let mut edits = reading.edits.clone();
@@ -55,6 +55,18 @@ impl<'a> Readings<'a> {
                 return Err(Refusal::new(
                     RefusalCode::TextOutside,
                     format!("the input is a call envelope for tool '{}'", call.name),
+                    None,
+                ));
+            }
+        }
+        if let Some(carriers) = super::envelope::call_beside_keys(&reading.value) {
+            if !carriers.iter().any(|key| self.mentions(key)) {
+                return Err(Refusal::new(
+                    RefusalCode::Ambiguous,
+                    format!(
+                        "the input holds a call ('{}', '{}') beside other keys: the call's input, or the object as written",
+                        carriers[0], carriers[1]
+                    ),
                     None,
                 ));
             }
@@ -92,8 +104,15 @@ impl<'a> Readings<'a> {
     /// none (`"npm test\n</parameter>\n<parameter name=\"timeout\">5"`): the tags' reading of
     /// it is a second one.
     fn leaked_tags(&self, reading: &Reading) -> Option<String> {
-        let (schema, tree) = (self.schema?, reading.tree.as_ref()?);
-        let declared = schema.shapes().known_keys(schema.shapes().root())?;
+        let schema = self.schema?;
+        let declared = schema.shapes().known_keys(schema.shapes().root());
+        let declared = declared.as_deref();
+        let Some(tree) = reading.tree.as_ref() else {
+            // An envelope's input, taken off whole: its strings were not edited, so only the
+            // close-then-open shape is a second reading (attack round 14).
+            let unwrapped = reading.edits.iter().any(|e| e.kind == EditKind::UnwrapEnvelope);
+            return unwrapped.then(|| leaked_in_value(&reading.value, declared)).flatten();
+        };
         let mut pending = vec![tree];
         while let Some(node) = pending.pop() {
             match &node.kind {
@@ -103,11 +122,11 @@ impl<'a> Readings<'a> {
                     let edited =
                         reading.edits.iter().any(|e| node.span.contains(&e.span[0]) && e.span[1] <= node.span.end);
                     let named = match edited {
-                        true => super::foreign::names_declared_key(text, &declared),
-                        false => super::foreign::names_declared_key_after_close(text, &declared),
+                        true => super::foreign::names_declared_key(text, declared),
+                        false => super::foreign::names_declared_key_after_close(text, declared),
                     };
-                    if let Some(key) = named {
-                        return Some(key.to_string());
+                    if named.is_some() {
+                        return named;
                     }
                 }
                 _ => {}
@@ -144,6 +163,11 @@ impl<'a> Readings<'a> {
             .is_some_and(|declared| keys.iter().all(|key| declared.contains(key)))
     }
 
+    /// Whether any branch of the schema declares `key` at the top.
+    fn mentions(&self, key: &str) -> bool {
+        self.schema.is_some_and(|schema| schema.shapes().mentioned_keys(schema.shapes().root()).contains(&key))
+    }
+
     /// The schema's first violation by `value`, if any.
     pub fn violation(&self, value: &Value) -> Option<(String, String)> {
         violation(value, self.schema)
@@ -164,6 +188,16 @@ impl<'a> Readings<'a> {
                 Refusal::new(RefusalCode::NoObject, "no reading of the input gives an object", None)
             })),
         }
+    }
+}
+
+/// A key that a string anywhere in `value` names in tags after a closing tag of the syntax.
+fn leaked_in_value(value: &Value, declared: Option<&[&str]>) -> Option<String> {
+    match value {
+        Value::String(text) => super::foreign::names_declared_key_after_close(text, declared),
+        Value::Array(items) => items.iter().find_map(|item| leaked_in_value(item, declared)),
+        Value::Object(map) => map.values().find_map(|item| leaked_in_value(item, declared)),
+        _ => None,
     }
 }
 

@@ -136,6 +136,18 @@ impl ShapeSet {
         (!open).then_some(keys)
     }
 
+    /// Every key some object of shape `id` declares, in any branch, even where another branch
+    /// is open (where [`Self::known_keys`] gives up): a key one branch declares may be the tool's.
+    pub fn mentioned_keys(&self, id: ShapeId) -> Vec<&str> {
+        let mut keys = Vec::new();
+        self.visit(id, 0, &mut |shape| {
+            if let Shape::Object(object) = shape {
+                keys.extend(object.properties.iter().map(|(k, _)| k.as_str()));
+            }
+        });
+        keys
+    }
+
     /// Whether an object of shape `id` takes properties it does not declare (no
     /// `additionalProperties: false`, as pydantic and FastMCP schemas leave it).
     pub fn allows_undeclared(&self, id: ShapeId) -> bool {

@@ -40,7 +40,8 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
     let lead = rest.trim_start();
     let end = lead.find("```").or_else(|| lead.find('<')).or_else(|| lead.find('[')).unwrap_or(lead.len());
     let prose = lead[..end].trim_end();
-    if is_lead_in(prose, tool) && prose.ends_with([':', '.', '!', '?']) {
+    // A question (`Run this?`) asks whether to make the call: the call is not meant yet.
+    if is_lead_in(prose, tool) && prose.ends_with([':', '.', '!']) && !prose.contains('?') {
         rest = &lead[end..];
         opened.lead_in = true;
     }
