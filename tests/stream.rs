@@ -565,3 +565,28 @@ fn a_second_tool_block_at_its_position_and_one_stop_reason_are_repaired() {
     assert_eq!(repaired[0].tool, "preview_sql");
     assert_eq!(tool_inputs(&out)[&1], r#"{"query":"DROP TABLE users"}"#);
 }
+
+/// Clients number blocks after the ones `message_start` holds: a tool block at the index after
+/// them is repaired, one at an index they hold already (or after a second `message_start`)
+/// passes unchanged.
+#[test]
+fn blocks_are_numbered_after_the_ones_message_start_holds() {
+    let input = text(&fixture("seed-malformed.sse"));
+    let start_frame = input.split("\n\n").next().unwrap().to_string();
+    let with_one_block = start_frame.replacen("\"content\":[]", "\"content\":[{\"type\":\"text\",\"text\":\"a\"}]", 1);
+    assert_ne!(with_one_block, start_frame, "the fixture's message_start holds an empty content list");
+    // The fixture's tool block is at index 1 after a text block at 0: with one block in
+    // message_start, clients put the text block at 1 and the tool block at 2.
+    let shifted = input.replacen(&start_frame, &with_one_block, 1);
+    let (out, decisions) = run(shifted.as_bytes());
+    assert_eq!(text(&out), shifted, "blocks numbered from 0 after a message holding one");
+    assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{decisions:?}");
+
+    let twice = input.replacen(&start_frame, &format!("{start_frame}\n\n{start_frame}"), 1);
+    let (out, decisions) = run(twice.as_bytes());
+    assert_eq!(text(&out), twice, "a second message_start");
+    assert!(decisions.iter().all(|d| d.outcome.status != Status::Repaired), "{decisions:?}");
+
+    let (_, decisions) = run(input.as_bytes());
+    assert_eq!(decisions.iter().filter(|d| d.outcome.status == Status::Repaired).count(), 1, "the control");
+}

@@ -105,11 +105,8 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         Err(response) => return response,
     };
     let status = upstream.status();
-    let is_sse = upstream
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.get(..17).is_some_and(|kind| kind.eq_ignore_ascii_case("text/event-stream")));
+    let is_sse =
+        upstream.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(is_event_stream);
     // Only a stream is repaired, against the tools known when its head came: they are known
     // once the whole body went upstream. An upstream that answered before that may never read
     // the rest: its stream passes on unrepaired at once rather than wait on the body (attack
@@ -144,6 +141,13 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     *response.status_mut() = status;
     *response.headers_mut() = response_headers;
     response
+}
+
+/// Whether a `content-type` names an SSE stream: media types are case-blind
+/// (`TEXT/EVENT-STREAM; charset=utf-8` too).
+fn is_event_stream(content_type: &str) -> bool {
+    const SSE: &str = "text/event-stream";
+    content_type.get(..SSE.len()).is_some_and(|kind| kind.eq_ignore_ascii_case(SSE))
 }
 
 /// One request's exchange with the upstream, until its response is done (read to its end, or
@@ -333,4 +337,19 @@ async fn send_body(
 fn api_error(status: StatusCode, kind: &str, message: &str) -> Response {
     let body = json!({"type": "error", "error": {"type": kind, "message": message}});
     (status, axum::Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_event_stream;
+
+    #[test]
+    fn an_event_stream_is_named_in_any_case() {
+        for kind in ["text/event-stream", "TEXT/EVENT-STREAM", "Text/Event-Stream; charset=utf-8"] {
+            assert!(is_event_stream(kind), "{kind}");
+        }
+        for kind in ["application/json", "text/event", "", "text/plain; x=text/event-stream"] {
+            assert!(!is_event_stream(kind), "{kind}");
+        }
+    }
 }

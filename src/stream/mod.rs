@@ -206,8 +206,7 @@ impl StreamRepairer {
             // Clients go on reading frames after `message_stop` until the body ends: what
             // waits is decided at that end, and a frame that may mean something releases it.
             if !matches!(messages::read(&parse_frame(&raw)), Event::Ping | Event::Comment) {
-                self.flush_unchanged(step, RefusalCode::Syntax, "a frame after message_stop");
-                self.misnumbered = true;
+                self.stop_repairing(step, "a frame after message_stop");
             }
             return self.emit(raw, step);
         }
@@ -218,8 +217,7 @@ impl StreamRepairer {
         if !self.in_an_open_block(&event) {
             // A delta or stop for a block not open: a client applies it to the block at that
             // position, which may be one already decided (R1).
-            self.flush_unchanged(step, RefusalCode::Syntax, "a frame for a block that is not open");
-            self.misnumbered = true;
+            self.stop_repairing(step, "a frame for a block that is not open");
             return self.emit(raw, step);
         }
         if self.interrupts_held_block(&event) {
@@ -246,8 +244,7 @@ impl StreamRepairer {
                     // A client puts this block where its position says (`content[n]`), and
                     // its deltas and repair would land on another block (attack round 14,
                     // F1); a block after the stop reason is not one the stop reason covers.
-                    self.flush_unchanged(step, RefusalCode::Syntax, "a block not numbered as clients number it");
-                    self.misnumbered = true;
+                    self.stop_repairing(step, "a block not numbered as clients number it");
                     return self.emit(raw, step);
                 }
                 self.open_blocks.insert(index);
@@ -318,8 +315,7 @@ impl StreamRepairer {
                 if self.next_index.is_some() || blocks.is_none() {
                     // A second message restarts the clients' numbering; uncountable blocks
                     // leave it unknown.
-                    self.flush_unchanged(step, RefusalCode::Syntax, "a message whose blocks cannot be numbered");
-                    self.misnumbered = true;
+                    self.stop_repairing(step, "a message whose blocks cannot be numbered");
                 } else {
                     self.next_index = blocks.map(|n| n as u64);
                 }
@@ -371,8 +367,7 @@ impl StreamRepairer {
                 // Whatever this frame meant, the frames before it go out first, as they came;
                 // and as a client may have read a block in it, the blocks after it may not be
                 // numbered as the client numbers them (attack round 14, F3): nothing more is held.
-                self.flush_unchanged(step, RefusalCode::Syntax, "a frame inside the tool block could not be read");
-                self.misnumbered = true;
+                self.stop_repairing(step, "a frame inside the tool block could not be read");
                 self.emit(raw.clone(), step);
             }
             Event::OtherDelta { .. } | Event::Other => self.emit(raw.clone(), step),
@@ -396,6 +391,13 @@ impl StreamRepairer {
             Event::InputDelta { index, .. } | Event::BlockStop { index } => !open(index),
             Event::BlockStart { .. } | Event::OtherDelta { .. } | Event::Other => true,
         }
+    }
+
+    /// What was held goes out as it came, and the rest of the stream passes through unread:
+    /// its blocks can no longer be told apart as a client tells them.
+    fn stop_repairing(&mut self, step: &mut Step, why: &str) {
+        self.flush_unchanged(step, RefusalCode::Syntax, why);
+        self.misnumbered = true;
     }
 
     /// Whether `event`, if it names a block (a delta, a stop), names one that is open.
