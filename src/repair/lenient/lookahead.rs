@@ -953,6 +953,30 @@ impl Parser<'_> {
     }
 
     /// A key with both its quotes (or a declared unquoted word) followed by `:`.
+    /// After blanks from `pos`, a CJK input method's comma, then a quoted name the object
+    /// declares (or any, where it declares none) and a colon of either width:
+    /// `30，"command"："ls"`. Only after a scalar or a bare run: inside a string the same
+    /// text may be the string's own (see the string's wide-separator refusal).
+    pub(super) fn wide_comma_before_key(&self, pos: usize) -> bool {
+        let at = self.skip_blank(pos);
+        let Some(rest) = self.src[at..].strip_prefix('\u{FF0C}') else {
+            return false;
+        };
+        let q = self.skip_blank(self.src.len() - rest.len());
+        let bytes = self.src.as_bytes();
+        let Some(&quote @ (b'"' | b'\'')) = bytes.get(q) else {
+            return false;
+        };
+        let limit = (q + 1 + MAX_KEY_LOOKAHEAD).min(bytes.len());
+        let Some(close) = bytes[q + 1..limit].iter().position(|&b| b == quote || b == b'\n').map(|i| q + 1 + i) else {
+            return false;
+        };
+        let colon = self.skip_blank(close + 1);
+        let colon_follows = self.src[colon..].starts_with('\u{FF1A}')
+            || (bytes.get(colon) == Some(&b':') && !self.src[colon..].starts_with("://"));
+        bytes[close] == quote && colon_follows && self.is_declared_or_open(&self.src[q + 1..close])
+    }
+
     pub(super) fn intact_key_at(&self, pos: usize) -> bool {
         self.damaged_key(pos).is_none() && self.key_colon_at(pos, true).is_some()
     }

@@ -1071,7 +1071,7 @@ impl<'s> Parser<'s> {
         }
         let rest = &self.src[pos..];
         if let Some(len) = lexeme::number_len(rest) {
-            if self.value_ends_at(pos + len) {
+            if self.value_ends_at(pos + len) || self.wide_comma_before_key(pos + len) {
                 if let Some(number) = lexeme::json_number(&rest[..len]) {
                     if rest[len..].trim().is_empty() {
                         // `"timeout": 1` and the end, nothing closed: the digits may go on.
@@ -1087,7 +1087,7 @@ impl<'s> Parser<'s> {
             }
         }
         if let Some(len) = lexeme::literal_len(rest) {
-            if self.value_ends_at(pos + len) {
+            if self.value_ends_at(pos + len) || self.wide_comma_before_key(pos + len) {
                 self.hit(Production::Literal);
                 let kind = match &rest[..len] {
                     "true" => NodeKind::Bool(true),
@@ -1145,6 +1145,9 @@ impl<'s> Parser<'s> {
                         // `ls,/**/"flag": false`: the comment may be text, so the key is weak.
                         || (past_comments != q && self.ends_at_key(past_comments, false, false, &mut declined))
                 }
+                // `echo 你好，"timeout"：5`: a CJK input method's comma before a quoted key the
+                // object takes is `,`; before anything else it is the text's own punctuation.
+                0xEF if kind == Some(FrameKind::Object) => self.wide_comma_before_key(i),
                 b'}' | b']' => self.closer_ends_run(i),
                 // A blank, or a line break (VT, FF, NEL, LS, PS too): a key may follow.
                 _ if self.blank_at(i) => {
