@@ -7,7 +7,9 @@
 //! - nested: `{"type": "function", "function": {"name": …, "arguments": …}}` (OpenAI's), with or
 //!   without `type` and an id;
 //! - `{"tool": …, "args": {…}}`, `{"tool_name": …, "tool_input": {…}}` (the hook payload's),
-//!   `{"recipient_name": "functions.X", "parameters": {…}}` (OpenAI's parallel call item).
+//!   `{"recipient_name": "functions.X", "parameters": {…}}` (OpenAI's parallel call item);
+//! - `{"type": "function_call", "call_id": …, "name": …, "arguments": "…", "status": …}` (an
+//!   OpenAI Responses item) and `{"tool_calls": [one call]}` (a chat message holding one).
 //!
 //! Each is recognised whole: any other key, or two names or inputs, and it is not an envelope.
 
@@ -19,6 +21,8 @@ const NAME_KEYS: [&str; 4] = ["name", "tool", "tool_name", "recipient_name"];
 const INPUT_KEYS: [&str; 5] = ["parameters", "arguments", "input", "args", "tool_input"];
 /// Keys a call object carries beside them: its type and its id.
 const CALL_KEYS: [&str; 3] = ["type", "id", "call_id"];
+/// The keys of an OpenAI Responses `function_call` item beside its name and arguments.
+const RESPONSES_ITEM_KEYS: [&str; 4] = ["type", "id", "call_id", "status"];
 
 /// The call inside an envelope.
 pub struct Envelope<'v> {
@@ -47,13 +51,25 @@ pub fn envelope(value: &Value) -> Option<Envelope<'_>> {
             input,
         });
     }
-    let (name, carriers, input) = flat(map, &CALL_KEYS)?;
-    typed(map, if carriers[0] == "name" { "tool_use" } else { "function" }).then_some(Envelope {
-        name,
-        carriers,
-        keys,
-        input,
-    })
+    if let Some(calls) = map.get("tool_calls") {
+        // An OpenAI assistant message holding one call; with two, neither is this block's one.
+        let [call] = calls.as_array()?.as_slice() else { return None };
+        return (keys.len() == 1).then(|| envelope(call)).flatten().map(|inner| Envelope {
+            carriers: vec!["tool_calls"],
+            keys,
+            ..inner
+        });
+    }
+    // An OpenAI Responses `function_call` item carries its `status` too.
+    let responses_item = map.get("type").is_some_and(|t| t == "function_call");
+    let extra: &[&str] = if responses_item { &RESPONSES_ITEM_KEYS } else { &CALL_KEYS };
+    let (name, carriers, input) = flat(map, extra)?;
+    let also = match carriers[0] {
+        "name" if responses_item => "function_call",
+        "name" => "tool_use",
+        _ => "function",
+    };
+    typed(map, also).then_some(Envelope { name, carriers, keys, input })
 }
 
 /// The keys carrying a call (one name and one input object) in an object that is not an
@@ -135,6 +151,9 @@ mod tests {
             json!({"tool_name": "t", "tool_input": {"a": 1}}),
             json!({"recipient_name": "functions.t", "parameters": {"a": 1}}),
             json!({"recipient_name": "t", "parameters": {"a": 1}}),
+            json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "t", "arguments": "{\"a\": 1}", "status": "completed"}),
+            json!({"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{\"a\": 1}"}}]}),
+            json!({"tool_calls": [{"name": "t", "arguments": {"a": 1}}]}),
         ] {
             let call = envelope(&value).unwrap_or_else(|| panic!("{value}"));
             assert_eq!((call.name, call.input), ("t", json!({"a": 1})), "{value}");
@@ -152,6 +171,11 @@ mod tests {
             json!({"type": "function", "function": {"name": "t", "arguments": {}, "strict": true}}),
             json!({"function": {"name": "t", "arguments": {}}, "extra": 1}),
             json!({"tool": "t", "args": {}, "type": "tool_use"}),
+            json!({"name": "t", "arguments": {}, "status": "completed"}),
+            json!({"type": "function", "name": "t", "arguments": {}, "status": "completed"}),
+            json!({"tool_calls": [{"name": "t", "arguments": {}}, {"name": "t", "arguments": {}}]}),
+            json!({"tool_calls": [{"name": "t", "arguments": {}}], "role": "assistant"}),
+            json!({"tool_calls": []}),
         ] {
             assert!(envelope(&value).is_none(), "{value}");
         }

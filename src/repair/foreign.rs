@@ -251,7 +251,8 @@ fn values(
         if (trimmed.starts_with("<![CDATA[") || trimmed.ends_with("]]>")) && cdata_decoded(text).is_none() {
             return Err("a CDATA section beside other markup: its content, or the text as written");
         }
-        for inner in [unquoted(text), json_unescaped(text), cdata_decoded(text)].into_iter().flatten() {
+        let readings = [unquoted(text), json_unescaped(text), cdata_decoded(text), unfenced(text)];
+        for inner in readings.into_iter().flatten() {
             if !values.contains(&Value::String(inner.clone())) {
                 values.push(Value::String(inner));
             }
@@ -305,6 +306,17 @@ fn unquoted(text: &str) -> Option<String> {
     let (open, close) = *QUOTE_PAIRS.iter().find(|(open, _)| *open == first)?;
     let inner = trimmed.strip_prefix(open)?.strip_suffix(close)?;
     (!inner.contains([open, close])).then(|| inner.to_string())
+}
+
+/// The text inside one code fence that encloses all of `text` (```` ```bash⏎ls -la⏎``` ````): the
+/// model's markdown around the value, or a value that is itself a fenced block (a README's
+/// snippet written to a file). A second reading beside the verbatim one, so the call is refused.
+fn unfenced(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    let after_open = trimmed.strip_prefix("```")?;
+    let body_start = after_open.find('\n')? + 1;
+    let inner = after_open[body_start..].strip_suffix("```")?;
+    (!inner.contains("```")).then(|| inner.strip_suffix('\n').unwrap_or(inner).to_string())
 }
 
 /// `text` read as the body of a JSON string, where it is one (every backslash starts an escape,
@@ -647,6 +659,19 @@ mod tests {
         // Quotes that open and close parts of it are the value's own.
         assert_eq!(readings_of("\"a\" and \"b\"", string()), Ok(vec![json!("\"a\" and \"b\"")]));
         assert_eq!(readings_of("plain", string()), Ok(vec![json!("plain")]));
+    }
+
+    #[test]
+    fn a_string_value_wholly_in_a_code_fence_reads_with_and_without_it() {
+        let string = || json!({"type": "string"});
+        let fenced = "```bash\nrm -rf build\n```";
+        assert_eq!(readings_of(fenced, string()), Ok(vec![json!(fenced), json!("rm -rf build")]));
+        // A fence that closes and a second that opens inside: the value's own blocks, one reading.
+        let two = "```\na\n```\ntext\n```\nb\n```";
+        assert_eq!(readings_of(two, string()), Ok(vec![json!(two)]));
+        // A fence only at one edge, or on one line, is the text's own.
+        assert_eq!(readings_of("```bash\nls", string()), Ok(vec![json!("```bash\nls")]));
+        assert_eq!(readings_of("```ls```", string()), Ok(vec![json!("```ls```")]));
     }
 
     #[test]

@@ -138,9 +138,23 @@ pub fn parameter_name(attributes: &str) -> Option<String> {
         .find(|(i, _)| *i == 0 || attributes.as_bytes()[i - 1].is_ascii_whitespace())?
         .0;
     let rest = &attributes[at + 5..];
-    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let body = &rest[1..];
-    Some(body[..body.find(quote)?].to_string())
+    match rest.chars().next() {
+        Some(quote @ ('"' | '\'')) => {
+            let body = &rest[1..];
+            Some(body[..body.find(quote)?].to_string())
+        }
+        _ => unquoted_name(rest).map(|(name, _)| name.to_string()),
+    }
+}
+
+/// The name of `name=command` written without quotes (HTML allows it, and some models write it
+/// so): a word of name characters ending at a blank, the tag's end or `/`, and its length. Any
+/// other character (`name=a"b`, `name=“k”`) is not such a name.
+fn unquoted_name(rest: &str) -> Option<(&str, usize)> {
+    let len = rest.find(|c: char| c.is_whitespace() || c == '/').unwrap_or(rest.len());
+    let name = &rest[..len];
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':');
+    (!name.is_empty() && name.chars().all(is_name_char)).then_some((name, len))
 }
 
 /// A parameter tag's attributes after the `=K` of the `<parameter=K>` form (all of them in the
@@ -183,7 +197,13 @@ pub fn only_known_attributes(attributes: &str, key: &str, at: usize) -> Result<(
                 string = Some(*k);
                 Some(k.len())
             }
-            None => None,
+            None => match rest.strip_prefix("name=").and_then(unquoted_name) {
+                Some((name, _)) if name != key => {
+                    return Err(ambiguous("a tag names two keys: either may be the one meant", at));
+                }
+                Some((_, len)) => Some("name=".len() + len),
+                None => None,
+            },
         };
         let Some(len) = len else {
             return Err(ambiguous(
@@ -265,6 +285,21 @@ mod tests {
         for attributes in [" name=k", " NAME=\"k\"", " name=“k”", " name = \"k\"", "=k", " name='k'"] {
             assert_eq!(loose_parameter_name(attributes).as_deref(), Some("k"), "{attributes:?}");
         }
+    }
+
+    #[test]
+    fn a_parameter_name_may_go_unquoted_when_it_is_one_word() {
+        assert_eq!(parameter_name(" name=command").as_deref(), Some("command"));
+        assert_eq!(parameter_name(" name=file_path /").as_deref(), Some("file_path"));
+        for attributes in [" name=a\"b", " name=“k”", " name="] {
+            assert_eq!(parameter_name(attributes), None, "{attributes:?}");
+        }
+        assert!(only_known_attributes(" name=a", "a", 0).is_ok());
+        for attributes in [" name=b", " name=a unit=s", " name=a name=b"] {
+            assert!(only_known_attributes(attributes, "a", 0).is_err(), "{attributes:?}");
+        }
+        assert!(closes_key(" name=a", "a", 0).is_ok());
+        assert!(closes_key(" name=b", "a", 0).is_err());
     }
 
     #[test]
