@@ -90,17 +90,15 @@ fn shell_quoting_is_not_read_as_one_string_with_inner_quotes() {
 }
 
 /// A written-out escape between a value and a key is layout; kept as text it would be an
-/// escape inside unquoted text (a line break, or a backslash?), which no reading takes.
+/// escape inside unquoted text (a line break, or a backslash?), which no reading takes. Before
+/// a comma or the object's end it may be the text's own last line break (attack round 15).
 #[test]
 fn a_written_out_escape_before_a_key_is_layout_never_text() {
     assert_eq!(
         run("{\"command\": npm test\\n\"timeout\": 60000}", &bash()).input,
         Some(json!({"command": "npm test", "timeout": 60000}))
     );
-    assert_eq!(
-        run("{\"command\": ls -la\\n,\"timeout\": 5}", &bash()).input,
-        Some(json!({"command": "ls -la", "timeout": 5}))
-    );
+    refuses(&bash(), &["{\"command\": ls -la\\n,\"timeout\": 5}", "{\"command\": ls -la\\n}"]);
     refuses(&write(), &["{\"file_path\": \"/tmp/a.py\", \"content\": import os\\nprint(1)}"]);
 }
 

@@ -182,6 +182,32 @@ impl ShapeSet {
         textual
     }
 
+    /// Whether some branch of shape `id` may take a value of `value`'s kind (and, for an
+    /// enum or a literal, that value): a loose fit, ranges and patterns left to the validator.
+    pub fn may_take(&self, id: ShapeId, value: &Value) -> bool {
+        let mut takes = false;
+        self.visit(id, 0, &mut |shape| {
+            takes |= match (shape, value) {
+                (Shape::Any, _) => true,
+                (Shape::Object(_), Value::Object(_)) | (Shape::Array { .. }, Value::Array(_)) => true,
+                (Shape::String { allowed: None }, Value::String(_)) => true,
+                (Shape::String { allowed: Some(allowed) }, Value::String(text)) => allowed.contains(text),
+                (Shape::Number, Value::Number(_)) | (Shape::Boolean, Value::Bool(_)) | (Shape::Null, Value::Null) => {
+                    true
+                }
+                (Shape::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+                (Shape::Literal(values), _) => values.contains(value),
+                _ => false,
+            };
+        });
+        takes
+    }
+
+    /// Whether some branch of shape `id` is an array (or anything).
+    pub fn may_be_array(&self, id: ShapeId) -> bool {
+        self.may_take(id, &Value::Array(Vec::new()))
+    }
+
     /// Whether every value of shape `id` is a scalar: no branch takes an object or an array.
     pub fn holds_only_scalars(&self, id: ShapeId) -> bool {
         let mut scalar = true;

@@ -2,6 +2,7 @@
 //! with byte spans. The schema guides it where JSON's own structure is missing: sibling key
 //! names end bare runs and unescaped quotes, and array positions read unbracketed lists.
 
+mod bare_marks;
 mod brackets;
 mod choices;
 mod comments;

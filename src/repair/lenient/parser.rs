@@ -67,6 +67,8 @@ pub(super) struct Frame<'s> {
     /// An object laid out over lines (`{⏎  "a": …⏎}`, or braceless members): its line breaks
     /// around values are formatting. In a one-line object they may be a value's own.
     pub pretty: bool,
+    /// The object's shape (objects only): what its members' values may be.
+    pub shape: Option<ShapeId>,
 }
 
 pub(super) struct Parser<'s> {
@@ -80,7 +82,7 @@ pub(super) struct Parser<'s> {
     /// What the dropped prefix opened (a fence, `name(`), for the suffix to close.
     pub opened: Opened,
     /// A prefix (a fence, a tag, a lead-in) was dropped before the object.
-    wrapped: bool,
+    pub(super) wrapped: bool,
     /// Where the wrapper's opening text lies (before the object's `{`).
     wrapper_prefix: std::ops::Range<usize>,
     /// Which bracket closes which (bare text keeps only brackets that pair up).
@@ -99,10 +101,10 @@ pub(super) struct Parser<'s> {
     /// A position and how many `}` the input holds from it on.
     closers_after: Option<(usize, usize)>,
     /// Where the root object's `{` is (none when it is missing).
-    root_open: Option<usize>,
+    pub(super) root_open: Option<usize>,
     /// The root's `{` is missing (`"query": …, "options": {…}`): any `}` may be its closer.
     implicit_root: bool,
-    path: Vec<String>,
+    pub(super) path: Vec<String>,
     options: ParseOptions,
 }
 
@@ -391,7 +393,8 @@ impl<'s> Parser<'s> {
     /// line break may be the value's own; both readings are walked.
     fn trailing_layout_or_text(&mut self, start: usize, end: usize, textual: bool) -> &'s str {
         let src = self.src;
-        let trimmed = src[start..end].trim_end();
+        // Only JSON's own layout is trimmed: another space is text (see `refuse_bare_marks`).
+        let trimmed = src[start..end].trim_end_matches([' ', '\t', '\n', '\r']);
         let one_line = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && !f.pretty);
         let before_structure = matches!(self.byte(end), Some(b',' | b'}' | b']'));
         let line_break = src[start + trimmed.len()..end].contains(is_line_break);
@@ -414,7 +417,7 @@ impl<'s> Parser<'s> {
     }
 
     /// Whether the root's closer may be missing: its `{` pairs with nothing, or was never there.
-    fn root_unpaired(&self) -> bool {
+    pub(super) fn root_unpaired(&self) -> bool {
         self.implicit_root || self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none())
     }
 
@@ -566,7 +569,7 @@ impl<'s> Parser<'s> {
                 at,
             ));
         }
-        self.frames.push(Frame { kind, keys, paren: false, open: false, pretty: false });
+        self.frames.push(Frame { kind, keys, paren: false, open: false, pretty: false, shape: None });
         Ok(())
     }
 
@@ -652,6 +655,7 @@ impl<'s> Parser<'s> {
         if let Some(frame) = self.frames.last_mut() {
             frame.open = self.shapes.allows_undeclared(shape);
             frame.pretty = pretty;
+            frame.shape = Some(shape);
         }
         self.hit(Production::Object);
         if self.frames.len() == 1 {
@@ -1019,6 +1023,7 @@ impl<'s> Parser<'s> {
             b'{' => return self.object(pos, shape, false),
             b'[' => return self.array(pos, shape, b']'),
             b'(' if self.shapes.expects_list(shape) => {
+                self.refuse_paren_without_comma(pos)?;
                 self.hit(Production::Tuple);
                 self.edit(EditKind::ParenForBracket, pos..pos + 1);
                 return self.array(pos, shape, b')');
@@ -1119,6 +1124,7 @@ impl<'s> Parser<'s> {
                 b'"' | b'\'' => {
                     // A quoted stretch is text: no bracket or terminator inside it counts.
                     if let Some(after) = self.text_quote_at(i, start) {
+                        self.refuse_stretch_hiding_separator(i, after, start, shape)?;
                         i = after;
                         continue;
                     }
@@ -1167,7 +1173,10 @@ impl<'s> Parser<'s> {
                     true
                 }
                 // `<tool_input>{"command": ls -la</tool_input>`: the wrapper's close ends the value.
-                b'<' | b'`' if self.wrapper_closes_at(i) => true,
+                b'<' | b'`' if self.wrapper_closes_at(i) => {
+                    self.refuse_repeated_closing_tag(i)?;
+                    true
+                }
                 b'\\' if lexeme::literal_escape_len(&self.src[i..]).is_some() => {
                     let q = self.skip_ws_quiet(i);
                     if !self.escape_may_end_run(i, q) {
@@ -1188,6 +1197,7 @@ impl<'s> Parser<'s> {
         if !text.chars().any(char::is_alphanumeric) {
             return self.error("expected a value", start);
         }
+        self.refuse_trailing_escape(start, text, shape)?;
         if has_escape(text, JSON_ESCAPES, false) && self.escape_starts_text(start, text, shape) {
             // `"new_string": \t\treturn err`: the escapes dropped as layout is the other reading;
             // this one is itself two (JSON escaping, or backslashes), so neither can be ruled out.
@@ -1263,6 +1273,7 @@ impl<'s> Parser<'s> {
                 start,
             ));
         }
+        self.refuse_bare_marks(start, text, shape)?;
         Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))
     }
 }

@@ -1,0 +1,261 @@
+//! Unquoted text the lenient grammar reads as text, where a slip of the model's could as well
+//! have made structure of it (attack round 15): a declared key and its value with the colon
+//! lost at the run's end, a space outside JSON's layout or a written-out escape ending the run,
+//! a wrapper's closing tag ending it when the object's `}` is missing, a quoted stretch glued
+//! to a word that hides an item separator, a full-width comma or a paren group without a comma
+//! where a list may stand. Each is a second reading the parser does not walk: refused.
+
+use super::parser::{FrameKind, Parser};
+use super::wrapper;
+use super::SyntaxError;
+use crate::repair::lexeme;
+use crate::repair::outcome::RefusalCode;
+use crate::schema::ShapeId;
+use serde_json::Value;
+
+const WIDE_COMMA: char = '\u{FF0C}';
+
+fn ambiguous(message: &str, at: usize) -> SyntaxError {
+    SyntaxError::new(RefusalCode::Ambiguous, message, at)
+}
+
+impl Parser<'_> {
+    /// The checks on a bare run's `text` (from `start`, its layout trimmed), read at `shape`.
+    pub(super) fn refuse_bare_marks(&self, start: usize, text: &str, shape: ShapeId) -> Result<(), SyntaxError> {
+        // (A line break the text keeps in one of its readings is JSON's layout: not looked at.)
+        if text.trim_end_matches([' ', '\t', '\n', '\r']).ends_with(char::is_whitespace) {
+            // `ls -la\u{a0}`: JSON's layout is four characters; any other space is text, or
+            // layout a model took for JSON's.
+            return Err(ambiguous("a space outside JSON's layout ends unquoted text: layout, or its text?", start));
+        }
+        self.refuse_wrapper_close_in_text(start, text)?;
+        self.refuse_member_without_colon(start, text)?;
+        if text.contains(WIDE_COMMA) && self.innermost() == Some(FrameKind::Object) && self.shapes.may_be_array(shape) {
+            // `"terms": 苹果，香蕉`: the text's own punctuation, or the separator of its items.
+            return Err(ambiguous(
+                "a full-width comma in unquoted text where an array may stand: the text's own, or an item separator?",
+                start,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `"content": line one\n}`: a written-out escape that ends the run is layout written out
+    /// (double-encoded JSON) or the text's own last line break; unless the object's own layout
+    /// is written out that way (`{\n  "command": …`), both read.
+    pub(super) fn refuse_trailing_escape(&self, start: usize, text: &str, shape: ShapeId) -> Result<(), SyntaxError> {
+        // Only where the text could stand: a list of numbers has no text reading to doubt.
+        if !ends_with_written_escape(text) || !self.shapes.may_take(shape, &Value::String(String::new())) {
+            return Ok(());
+        }
+        let layout_written = self.root_open.is_some_and(|open| {
+            let rest = self.src[open + 1..].trim_start_matches([' ', '\t']);
+            rest.starts_with("\\n") || rest.starts_with("\\r") || rest.starts_with("\\t")
+        });
+        if layout_written {
+            return Ok(());
+        }
+        Err(ambiguous("a written-out escape ends unquoted text: layout, or the text's own line break?", start))
+    }
+
+    /// `{"command": ls -la</tool_call>` with no `}`: the call's closing tag after the object's
+    /// lost `}`, or text of the value.
+    fn refuse_wrapper_close_in_text(&self, start: usize, text: &str) -> Result<(), SyntaxError> {
+        // A wrapper opened before the object is closed by its own tag (`wrapper_closes_at`).
+        if self.wrapped || !self.root_unpaired() || !text.contains('<') {
+            return Ok(());
+        }
+        let closes = text.match_indices('<').any(|(at, _)| {
+            at > 0
+                && (text[at..].starts_with("</") || text[at..].starts_with("<|"))
+                && wrapper::suffix(&text[at..], Default::default(), self.tool)
+        });
+        if closes {
+            return Err(ambiguous(
+                "a call's closing tag ends unquoted text and the object's '}' is missing: the call's end, or the text's?",
+                start,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `<tool_call>{"command": ls -la</tool_call></tool_call>`: the wrapper's closing tag at
+    /// `at` ends unquoted text, the object's `}` is missing and the same tag comes again after
+    /// it — the first may be the value's text, and the second the wrapper's.
+    pub(super) fn refuse_repeated_closing_tag(&self, at: usize) -> Result<(), SyntaxError> {
+        let rest = &self.src[at..];
+        let Some(tag) = rest.find('>').map(|end| &rest[..=end]).filter(|tag| tag.starts_with("</")) else {
+            return Ok(());
+        };
+        if self.root_unpaired() && rest[tag.len()..].contains(tag) {
+            return Err(ambiguous(
+                "the call's closing tag comes twice after unquoted text and the object's '}' is missing: which ends the value?",
+                at,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `npm test timeout 30`, `grep foo paths [src]`, `fix tests status pending`: a key the
+    /// object declares, after a blank, and then a value it takes that ends the run — a member
+    /// whose colon (and comma) were lost, or text.
+    fn refuse_member_without_colon(&self, start: usize, text: &str) -> Result<(), SyntaxError> {
+        let Some(frame) = self.frames.last().filter(|f| f.kind == FrameKind::Object) else {
+            return Ok(());
+        };
+        let (Some(object), Some(keys)) = (frame.shape, frame.keys.as_ref()) else {
+            return Ok(());
+        };
+        let own = self.path.last().map(String::as_str);
+        let bytes = text.as_bytes();
+        // A key the input spells as a key elsewhere would be read twice: not this reading.
+        let spelled_elsewhere = |key: &str| self.src.contains(&format!("\"{key}\""));
+        for key in keys.iter().filter(|key| !key.is_empty() && Some(**key) != own && !spelled_elsewhere(key)) {
+            for (at, _) in text.match_indices(*key) {
+                if at == 0 || !matches!(bytes[at - 1], b' ' | b'\t' | b',' | b'\n') {
+                    continue;
+                }
+                let after = &text[at + key.len()..];
+                let value = after.trim_start_matches([' ', '\t']);
+                if value.len() == after.len() || value.is_empty() {
+                    continue;
+                }
+                let value_start = start + text.len() - value.len();
+                let Some(read) = self.value_ending_run(value, value_start) else { continue };
+                let key_shape = self.shapes.property(object, key);
+                let fits = match &read {
+                    Value::String(word) if !value.starts_with(['"', '\'']) => {
+                        // A bare word counts only where an enum names it.
+                        self.shapes.may_take(key_shape, &read)
+                            && !self.shapes.may_take(key_shape, &Value::String(format!("{word}\u{0}")))
+                    }
+                    _ => self.shapes.may_take(key_shape, &read),
+                };
+                if fits {
+                    return Err(ambiguous(
+                        "a key of the object and a value after a blank end unquoted text: a member whose colon was lost, or text?",
+                        start + at,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The value `rest` (at `pos`) reads as, when it runs to the run's end as one value: a
+    /// number, a literal, a quoted string, a bracketed array or object, or one word.
+    fn value_ending_run(&self, rest: &str, pos: usize) -> Option<Value> {
+        let last = pos + rest.len() - 1;
+        match rest.as_bytes()[0] {
+            b'[' => (self.brackets.closer_of(pos) == Some(last)).then(|| Value::Array(Vec::new())),
+            b'{' => (self.brackets.closer_of(pos) == Some(last)).then(|| Value::Object(Default::default())),
+            quote @ (b'"' | b'\'') => {
+                let inner = &rest[1..];
+                (inner.len() > 1 && inner.find(quote as char) == Some(inner.len() - 1))
+                    .then(|| Value::String(inner[..inner.len() - 1].to_string()))
+            }
+            _ if lexeme::number_len(rest) == Some(rest.len()) => serde_json::from_str(rest).ok(),
+            _ if lexeme::literal_len(rest) == Some(rest.len()) => serde_json::from_str(rest).ok(),
+            _ if !rest.contains(|c: char| c.is_whitespace()) => Some(Value::String(rest.to_string())),
+            _ => None,
+        }
+    }
+
+    /// Whether a bare run at `shape` stands where an array item is read: inside an array or an
+    /// unbracketed list, or as a member's value the schema lets be an array.
+    fn at_list_position(&self, shape: ShapeId) -> bool {
+        match self.innermost() {
+            Some(FrameKind::Array | FrameKind::List) => true,
+            Some(FrameKind::Object) => self.shapes.may_be_array(shape),
+            None => false,
+        }
+    }
+
+    /// A quoted stretch of bare text from `open` to `after` at a list position, glued to a word
+    /// on either side and holding a comma (`[foo"a, b"bar]`, `a"x, y"`): one item with quotes
+    /// in its text, or items whose separator the stretch hides.
+    pub(super) fn refuse_stretch_hiding_separator(
+        &self,
+        open: usize,
+        after: usize,
+        run_start: usize,
+        shape: ShapeId,
+    ) -> Result<(), SyntaxError> {
+        let bytes = self.src.as_bytes();
+        let inside = &self.src[open + 1..after.saturating_sub(1).max(open + 1)];
+        if !inside.contains([',', WIDE_COMMA]) || !self.at_list_position(shape) {
+            return Ok(());
+        }
+        let glued_before = open > run_start && !bytes[open - 1].is_ascii_whitespace();
+        let glued_after = self.src[after..].chars().next().is_some_and(char::is_alphanumeric);
+        if glued_before || glued_after {
+            return Err(ambiguous(
+                "a quoted stretch glued to a word holds a comma where a list may stand: one item, or items whose separator it hides?",
+                open,
+            ));
+        }
+        Ok(())
+    }
+
+    /// A `(` at `pos` where a list is expected, pairing with a closer and holding no comma at
+    /// its own depth (`(foo bar)`, `("a")`): no tuple, but text in parentheses or a group.
+    pub(super) fn refuse_paren_without_comma(&self, pos: usize) -> Result<(), SyntaxError> {
+        let Some(close) = self.brackets.closer_of(pos) else {
+            return Ok(());
+        };
+        if has_top_level_comma(&self.src[pos + 1..close]) {
+            return Ok(());
+        }
+        Err(ambiguous("a paren group without a comma where a list is expected: a tuple, or text?", pos))
+    }
+}
+
+/// Whether `text` ends with a written-out `\n`, `\r` or `\t` (its backslash not itself escaped).
+fn ends_with_written_escape(text: &str) -> bool {
+    let Some(body) = text.strip_suffix(['n', 'r', 't']) else {
+        return false;
+    };
+    let run = body.bytes().rev().take_while(|&b| b == b'\\').count();
+    run % 2 == 1
+}
+
+/// Whether `inside` (a bracket's contents) holds a comma outside nested brackets and quotes.
+fn has_top_level_comma(inside: &str) -> bool {
+    let mut depth = 0usize;
+    let mut quote = None;
+    for byte in inside.bytes() {
+        match (quote, byte) {
+            (Some(q), _) if byte == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(byte),
+            (None, b'(' | b'[' | b'{') => depth += 1,
+            (None, b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+            (None, b',') if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    inside.contains(WIDE_COMMA)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_escape_at_the_end_unless_its_backslash_is_escaped() {
+        assert!(ends_with_written_escape(r"ls -la\n"));
+        assert!(ends_with_written_escape(r"a\t"));
+        assert!(!ends_with_written_escape(r"a\\n"));
+        assert!(ends_with_written_escape(r"a\\\n"));
+        assert!(!ends_with_written_escape("plain"));
+    }
+
+    #[test]
+    fn commas_at_a_paren_groups_own_depth() {
+        assert!(has_top_level_comma("a, b"));
+        assert!(!has_top_level_comma("foo bar"));
+        assert!(!has_top_level_comma("f(a, b)"));
+        assert!(!has_top_level_comma("\"a, b\""));
+        assert!(has_top_level_comma("苹果，香蕉"));
+    }
+}
