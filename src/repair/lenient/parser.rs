@@ -624,7 +624,12 @@ impl<'s> Parser<'s> {
         // in MDX content is the content's).
         let closes_wrapper =
             head.starts_with("</") && wrapper::closes_opened(&self.src[self.wrapper_prefix.clone()], head);
-        let marker = closes_wrapper || (self.opened.fence && lexeme::fence_len(head).is_some());
+        // A special token ends the value after a wrapper of special tokens (`<|tool_call_begin|>`
+        // … `<|tool_call_end|>`, harmony's `<|call|>`, DeepSeek's `<｜tool▁call▁end｜>`).
+        let special = |text: &str| text.contains("<|") || text.contains("<｜");
+        let ends_tokens =
+            (head.starts_with("<|") || head.starts_with("<｜")) && special(&self.src[self.wrapper_prefix.clone()]);
+        let marker = closes_wrapper || ends_tokens || (self.opened.fence && lexeme::fence_len(head).is_some());
         marker && wrapper::suffix(rest, self.opened, self.tool) && self.names_no_key(rest)
     }
 

@@ -50,6 +50,14 @@ pub fn prefix(text: &str, tool: Option<&str>) -> Option<Opened> {
         if rest.is_empty() {
             return Some(opened);
         }
+        // A chat template's own header, naming the tool: gpt-oss's, DeepSeek's.
+        if let Some((name, after)) = harmony_header(rest).or_else(|| deepseek_header(rest)) {
+            if !names_this_tool(name, tool) {
+                return None;
+            }
+            rest = after;
+            continue;
+        }
         if let Some(after) = tool_tag(rest).or_else(|| call_token(rest)) {
             let token = &rest[..rest.len() - after.len()];
             if !named_tool(token).is_none_or(|name| names_this_tool(name, tool))
@@ -99,11 +107,23 @@ pub fn suffix(text: &str, opened: Opened, tool: Option<&str>) -> bool {
     }
     let mut rest = text;
     let mut paren = opened.paren;
-    let fence = opened.fence;
+    let mut fence = opened.fence;
     loop {
         rest = rest.trim_start();
         if rest.is_empty() {
             return true;
+        }
+        if let Some(after) = DEEPSEEK_ENDS.iter().find_map(|token| rest.strip_prefix(token)) {
+            rest = after;
+            continue;
+        }
+        // DeepSeek V3 closes its fence right before its end token: ```` ```<｜tool▁call▁end｜> ````.
+        let fence_then_end =
+            rest.strip_prefix("```").filter(|after| DEEPSEEK_ENDS.iter().any(|t| after.starts_with(t)));
+        if let (true, Some(after)) = (fence, fence_then_end) {
+            fence = false;
+            rest = after;
+            continue;
         }
         // After the object only closing tags: an opening one (`<parameter …>`) starts more of
         // the call.
@@ -138,6 +158,63 @@ pub fn suffix(text: &str, opened: Opened, tool: Option<&str>) -> bool {
             return is_sentence(rest.trim_end(), opened);
         }
     }
+}
+
+/// The longest chat-template header read before a call's arguments.
+const MAX_HEADER: usize = 256;
+
+/// gpt-oss's harmony header before a call's arguments, `<|start|>assistant<|channel|>commentary
+/// to=functions.NAME <|constrain|>json<|message|>` (its words in either order, the start and
+/// the constraint optional), naming one recipient: the tool it names and the text after it.
+fn harmony_header(text: &str) -> Option<(&str, &str)> {
+    let (header, after) = text.split_once("<|message|>")?;
+    if header.len() > MAX_HEADER {
+        return None;
+    }
+    let mut recipient = None;
+    let mut rest = header;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        if let Some(after) = ["<|start|>", "<|channel|>", "<|constrain|>"].iter().find_map(|t| rest.strip_prefix(t)) {
+            rest = after;
+            continue;
+        }
+        let end = rest.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(rest.len());
+        let word = &rest[..end];
+        match word.strip_prefix("to=") {
+            // Two recipients: which call is this?
+            Some(_) if recipient.is_some() => return None,
+            Some(name) => recipient = Some(name.strip_prefix("functions.").unwrap_or(name)),
+            // The role, the channel and the constraint's format, nothing else.
+            None if matches!(word, "assistant" | "commentary" | "analysis" | "json") => {}
+            None => return None,
+        }
+        rest = &rest[end..];
+    }
+    recipient.filter(|name| !name.is_empty()).map(|name| (name, after))
+}
+
+const DEEPSEEK_CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+const DEEPSEEK_CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+const DEEPSEEK_SEP: &str = "<｜tool▁sep｜>";
+/// DeepSeek's tokens that end a call, the calls, or the turn.
+const DEEPSEEK_ENDS: [&str; 3] = ["<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"];
+
+/// DeepSeek's native call header: V3's `<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME` (a
+/// ```` ```json ```` fence follows) or V3.1's `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>`, after
+/// an optional `<｜tool▁calls▁begin｜>`: the tool it names and the text after it.
+fn deepseek_header(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix(DEEPSEEK_CALLS_BEGIN).unwrap_or(text).trim_start();
+    let (before, after) = rest.strip_prefix(DEEPSEEK_CALL_BEGIN)?.split_once(DEEPSEEK_SEP)?;
+    let name_len = |text: &str| text.bytes().take_while(|b| b.is_ascii_alphanumeric() || b"_-.".contains(b)).count();
+    if before == "function" {
+        let len = name_len(after);
+        return (len > 0).then(|| (&after[..len], &after[len..]));
+    }
+    (!before.is_empty() && name_len(before) == before.len()).then_some((before, after))
 }
 
 /// Words that name no tool in particular (`tool{…}`, `call(…)`).
@@ -411,6 +488,26 @@ mod tests {
         for (text, expected) in table {
             assert_eq!(prefix(text, None), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn chat_template_headers_name_one_tool() {
+        let harmony = "<|start|>assistant<|channel|>commentary to=functions.Bash <|constrain|>json<|message|>";
+        assert_eq!(harmony_header(harmony), Some(("Bash", "")));
+        assert_eq!(harmony_header("to=Bash <|message|>"), Some(("Bash", "")));
+        for text in [
+            "<|channel|>commentary to=functions.Bash to=functions.Read<|message|>",
+            "<|channel|>commentary to=functions.Bash please<|message|>",
+            "<|channel|>commentary<|message|>",
+            "<|channel|>commentary to=functions.Bash",
+        ] {
+            assert_eq!(harmony_header(text), None, "{text:?}");
+        }
+        let v3 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>Bash\n```json\n";
+        assert_eq!(deepseek_header(v3), Some(("Bash", "\n```json\n")));
+        assert_eq!(deepseek_header("<｜tool▁call▁begin｜>Bash<｜tool▁sep｜>"), Some(("Bash", "")));
+        assert_eq!(deepseek_header("<｜tool▁call▁begin｜>Bash now<｜tool▁sep｜>"), None);
+        assert_eq!(prefix(v3, Some("Read")), None);
     }
 
     #[test]
