@@ -291,8 +291,28 @@ fn values(
                 Ok(None) | Err(_) => {}
             }
         }
+        if let Some(list) = bare_list(text, id, shapes).filter(|list| !values.contains(list)) {
+            values.push(list);
+        }
     }
     Ok(values)
+}
+
+/// `token, machine payout, percentage` where only a list of strings may stand: its items, split
+/// at its commas as an unquoted list in JSON is (never at blanks). Text holding quotes,
+/// brackets, line breaks, escapes or a full-width comma is not read this way (where its items
+/// end is another question), nor is a list with an empty item.
+fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Option<Value> {
+    let text = text.trim();
+    let plain = !text.contains(['"', '\'', '`', '[', ']', '{', '}', '(', ')', '<', '>', '\\', '\n', '\r', '\u{FF0C}']);
+    if !plain || text.is_empty() || !shapes.expects_list(id) {
+        return None;
+    }
+    let items: Vec<&str> = text.split(',').map(str::trim).collect();
+    if items.iter().any(|item| item.is_empty()) || !shapes.may_take(shapes.items(id), &Value::String(String::new())) {
+        return None;
+    }
+    Some(Value::Array(items.into_iter().map(|item| Value::String(item.to_string())).collect()))
 }
 
 /// The text inside the one pair of quotes that encloses all of `text`, read as JSON where the
