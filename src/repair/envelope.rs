@@ -126,16 +126,55 @@ fn input_object(inner: &Value) -> Option<Value> {
         Value::Object(_) => Some(inner.clone()),
         // Only what serde_json reads, with no key given twice (it would keep the last).
         Value::String(text) if !super::json5_reading::has_duplicate_keys(text) => {
-            serde_json::from_str::<Value>(text).ok().filter(Value::is_object)
+            let parsed = serde_json::from_str::<Value>(text).ok().or_else(|| {
+                // `"arguments": "{\"content\": \"a\nb\"}"`: escaped once, for the outer string
+                // only, a line break reaches the inner one raw — it can mean only itself.
+                serde_json::from_str::<Value>(&controls_escaped_in_strings(text)?).ok()
+            });
+            parsed.filter(Value::is_object)
         }
         _ => None,
     }
+}
+
+/// `text` with the raw tabs and line breaks inside its JSON strings escaped; `None` when there
+/// are none (or a string never closes).
+fn controls_escaped_in_strings(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped, mut changed) = (false, false, false);
+    for c in text.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '\n' | '\r' | '\t' if in_string => {
+                out.push_str(match c {
+                    '\n' => "\\n",
+                    '\r' => "\\r",
+                    _ => "\\t",
+                });
+                changed = true;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    (changed && !in_string).then_some(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn raw_line_breaks_in_an_arguments_strings_strings_are_escaped() {
+        assert_eq!(controls_escaped_in_strings("{\"a\": \"x\ny\"}").as_deref(), Some("{\"a\": \"x\\ny\"}"));
+        assert_eq!(controls_escaped_in_strings("{\n\"a\": \"x\"\n}"), None);
+        assert_eq!(controls_escaped_in_strings("{\"a\": \"x\\\"\ty\"}").as_deref(), Some("{\"a\": \"x\\\"\\ty\"}"));
+        assert_eq!(controls_escaped_in_strings("{\"a\": \"x\ny"), None);
+    }
 
     #[test]
     fn every_spelling_of_a_call_is_an_envelope() {
