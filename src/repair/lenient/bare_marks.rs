@@ -30,7 +30,34 @@ impl Parser<'_> {
         }
         self.refuse_wrapper_close_in_text(start, text)?;
         self.refuse_member_without_colon(start, text)?;
-        if text.contains(WIDE_COMMA) && self.innermost() == Some(FrameKind::Object) && self.shapes.may_be_array(shape) {
+        let at_list = self.at_list_position(shape);
+        if at_list && unbalanced_marks(text) {
+            // `[“force majeure, act of god”]`: the comma inside typographic quotes or backticks
+            // the item opens (or closes) separates items, or is the quoted text's own.
+            return Err(ambiguous(
+                "typographic quotes or backticks that do not pair inside an unquoted item: is the comma inside them a separator?",
+                start,
+            ));
+        }
+        let list_member = self.innermost() == Some(FrameKind::Object) && self.shapes.may_be_array(shape);
+        // (A line break at the end, kept as text in one reading, is another question.)
+        if list_member && text.trim_end_matches([' ', '\t', '\n', '\r']).contains(['\n', '\r']) {
+            // `"terms": - a⏎- b`: one item over lines, or a list, an item a line. Not decisive:
+            // a reading where a line break ends the value before a key may still stand.
+            return Err(SyntaxError::new(
+                RefusalCode::Syntax,
+                "unquoted text over several lines where an array may stand: one item, or an item a line?",
+                start,
+            ));
+        }
+        if matches!(self.innermost(), Some(FrameKind::Array | FrameKind::List)) && unpaired_closer(text) {
+            // `[a] b, c]`: the array closed after `a` (the rest stray), or a `]` of the item's.
+            return Err(ambiguous(
+                "an unquoted item holding a closer it does not open: the array's end, or its text?",
+                start,
+            ));
+        }
+        if text.contains(WIDE_COMMA) && list_member {
             // `"terms": 苹果，香蕉`: the text's own punctuation, or the separator of its items.
             return Err(ambiguous(
                 "a full-width comma in unquoted text where an array may stand: the text's own, or an item separator?",
@@ -188,9 +215,13 @@ impl Parser<'_> {
         }
         let glued_before = open > run_start && !bytes[open - 1].is_ascii_whitespace();
         let glued_after = self.src[after..].chars().next().is_some_and(char::is_alphanumeric);
-        if glued_before || glued_after {
+        // `[rock 'n roll, the students' union]`: a `'` may be an apostrophe, so a stretch in
+        // single quotes with more of the item beside it may be no stretch at all.
+        let more_after = !self.src[after..].trim_start_matches([' ', '\t']).starts_with([',', ']', '}', ')']);
+        let apostrophes = bytes[open] == b'\'' && (open > run_start || more_after);
+        if glued_before || glued_after || apostrophes {
             return Err(ambiguous(
-                "a quoted stretch glued to a word holds a comma where a list may stand: one item, or items whose separator it hides?",
+                "a quoted stretch that may be none (glued to a word, or apostrophes) holds a comma where a list may stand: one item, or items whose separator it hides?",
                 open,
             ));
         }
@@ -208,6 +239,32 @@ impl Parser<'_> {
         }
         Err(ambiguous("a paren group without a comma where a list is expected: a tuple, or text?", pos))
     }
+}
+
+/// Whether typographic quotes or backticks in an item do not pair: an odd number of double
+/// ones (`“ ” „ « » ‹ › 「 」`) or of backticks, or a `‘` no `’` closes (a lone `’` is an
+/// apostrophe: `John’s`).
+fn unbalanced_marks(text: &str) -> bool {
+    let count = |set: &[char]| text.chars().filter(|c| set.contains(c)).count();
+    let doubles = count(&[
+        '\u{201C}', '\u{201D}', '\u{201E}', '\u{201F}', '\u{AB}', '\u{BB}', '\u{2039}', '\u{203A}', '\u{300C}',
+        '\u{300D}',
+    ]);
+    doubles % 2 == 1 || count(&['`']) % 2 == 1 || count(&['\u{2018}']) > count(&['\u{2019}'])
+}
+
+/// Whether `text` holds a `]` or `}` that no bracket before it in the text opens.
+fn unpaired_closer(text: &str) -> bool {
+    let mut depth = 0usize;
+    for byte in text.bytes() {
+        match byte {
+            b'[' | b'{' | b'(' => depth += 1,
+            b']' | b'}' | b')' if depth > 0 => depth -= 1,
+            b']' | b'}' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether `text` ends with a written-out `\n`, `\r` or `\t` (its backslash not itself escaped).

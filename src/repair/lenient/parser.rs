@@ -525,7 +525,16 @@ impl<'s> Parser<'s> {
             }
             match self.byte(pos) {
                 None => break,
-                Some(b'}' | b']') => {
+                Some(closer @ (b'}' | b']')) => {
+                    if closed_early_before_more(&root, self.src, closer) {
+                        // `{"a": {"b": 1}}, "c": 2}}`: this `}` is the stray, or the one that
+                        // closed an object before the members after it.
+                        return Err(SyntaxError::new(
+                            RefusalCode::Ambiguous,
+                            "a stray closer after the object: this one, or one inside it that closed a container early?",
+                            pos,
+                        ));
+                    }
                     self.edit(EditKind::DropStrayCloser, pos..pos + 1);
                     pos += 1;
                 }
@@ -1281,4 +1290,29 @@ impl<'s> Parser<'s> {
         self.refuse_bare_marks(start, text, shape)?;
         Ok((Node { span: start..end, kind: NodeKind::Bare(text.to_string()) }, end))
     }
+}
+
+/// Whether a container of `closer`'s kind inside `node` (not `node` itself) is closed and then
+/// followed by a comma and what it could hold: had its closer been the stray one, what follows
+/// would have been inside it.
+fn closed_early_before_more(node: &Node, src: &str, closer: u8) -> bool {
+    let children: Vec<&Node> = match &node.kind {
+        NodeKind::Object(members) => members.iter().map(|m| &m.value).collect(),
+        NodeKind::Array(items) | NodeKind::List(items) => items.iter().collect(),
+        _ => return false,
+    };
+    children.into_iter().any(|child| {
+        let kind_matches = match child.kind {
+            NodeKind::Object(_) => closer == b'}',
+            NodeKind::Array(_) => closer == b']',
+            _ => false,
+        };
+        let after = src[child.span.end.min(src.len())..].trim_start();
+        // Inside an object only a member could follow: a key, not a value (`}, {` is an item).
+        let more = after.strip_prefix(',').map(str::trim_start).is_some_and(|next| match child.kind {
+            NodeKind::Object(_) => next.starts_with(|c: char| c == '"' || c == '\'' || c.is_alphabetic() || c == '_'),
+            _ => !next.is_empty(),
+        });
+        (kind_matches && more) || closed_early_before_more(child, src, closer)
+    })
 }

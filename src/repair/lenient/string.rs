@@ -243,8 +243,9 @@ impl Parser<'_> {
         text.push(decoded);
         // An escaped quote counts too: next to a backslash that escapes nothing (`\"%s\v\"`),
         // `\"` may be the text's own backslash and quote.
+        // So does `\/` (`s/\/usr\/local/…/ \;` in sed, `/a\/b\d/` in a regex literal).
         let reads_otherwise =
-            matches!(decoded, '\\' | '"' | '\'') || decoded.is_ascii_alphabetic() || decoded.is_ascii_control();
+            matches!(decoded, '\\' | '"' | '\'' | '/') || decoded.is_ascii_alphabetic() || decoded.is_ascii_control();
         Ok((2, reads_otherwise))
     }
 
