@@ -298,12 +298,14 @@ fn values(
     Ok(values)
 }
 
-/// `token, machine payout, percentage` where only a list of strings may stand: its items, split
+/// `token, machine payout, percentage` (or `[a, b]`) where only a list of strings may stand: its items, split
 /// at its commas as an unquoted list in JSON is (never at blanks). Text holding quotes,
 /// brackets, line breaks, escapes or a full-width comma is not read this way (where its items
 /// end is another question), nor is a list with an empty item.
 fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Option<Value> {
     let text = text.trim();
+    // `[a, b]`: the same list in brackets, its items unquoted.
+    let text = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')).map_or(text, str::trim);
     let plain = !text.contains(['"', '\'', '`', '[', ']', '{', '}', '(', ')', '<', '>', '\\', '\n', '\r', '\u{FF0C}']);
     if !plain || text.is_empty() || !shapes.expects_list(id) {
         return None;

@@ -313,6 +313,13 @@ impl<'s> Parser<'s> {
         if after_comma && key.quoted && key.colon && key.strong {
             return true;
         }
+        // `{⏎  "command": npm test,⏎  timeout: 60000⏎}`: in an object laid out a member a line,
+        // a declared name and its colon that start the line after a comma start a member.
+        let pretty = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && f.pretty);
+        let gap = &self.src[..q][self.src[..q].trim_end().len()..];
+        if after_comma && pretty && gap.contains('\n') && key.colon && self.declared_word_key_at(q) {
+            return true;
+        }
         if *declined == Some(q) {
             return false;
         }
