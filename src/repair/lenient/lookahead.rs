@@ -977,6 +977,18 @@ impl Parser<'_> {
         bytes[close] == quote && colon_follows && self.is_declared_or_open(&self.src[q + 1..close])
     }
 
+    /// `timeout=30` at `pos`: a name the object declares, `=` and a value glued to it, as the
+    /// member reading takes it (`, timeout=30` after a literal: the member, not more text).
+    fn declared_key_equals_at(&self, pos: usize) -> bool {
+        let Some(len) = lexeme::identifier_len(&self.src[pos..]) else {
+            return false;
+        };
+        let after = &self.src[pos + len..];
+        let value_glued = after.strip_prefix('=').and_then(|v| v.chars().next());
+        value_glued.is_some_and(|c| !c.is_whitespace() && !matches!(c, '=' | '>' | '"' | '\'' | ',' | '}'))
+            && self.declares(&self.src[pos..pos + len])
+    }
+
     pub(super) fn intact_key_at(&self, pos: usize) -> bool {
         self.damaged_key(pos).is_none() && self.key_colon_at(pos, true).is_some()
     }
@@ -1068,7 +1080,7 @@ impl Parser<'_> {
         match byte {
             b',' if in_object => {
                 let q = self.skip_ws_quiet(p + 1);
-                q >= bytes.len() || is_closer(bytes[q]) || self.intact_key_at(q)
+                q >= bytes.len() || is_closer(bytes[q]) || self.intact_key_at(q) || self.declared_key_equals_at(q)
             }
             b',' => true,
             // A CJK input method's comma, as `,` (see the parser's WIDE_COMMA).
