@@ -243,6 +243,9 @@ fn values(
     });
     let mut values = Vec::new();
     if string && kind != ValueKind::Json {
+        if holds_the_arguments(text, shapes) {
+            return Err("is a JSON object of the tool's own keys: the parameter's text, or the whole input?");
+        }
         values.push(Value::String(text.to_string()));
         // `"/tmp/a b.txt"`: quotes that are the path's, or the model's around it;
         // `#!/bin/sh\nset -e`, `<![CDATA[a < b]]>`: another syntax's escaping, or the text's own.
@@ -310,11 +313,33 @@ fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Option<Value> {
     if !plain || text.is_empty() || !shapes.expects_list(id) {
         return None;
     }
+    if digit_comma_digit(text) {
+        // `$1,000,000`, `3,5`: a thousands or decimal comma, or an item separator?
+        return None;
+    }
     let items: Vec<&str> = text.split(',').map(str::trim).collect();
     if items.iter().any(|item| item.is_empty()) || !shapes.may_take(shapes.items(id), &Value::String(String::new())) {
         return None;
     }
     Some(Value::Array(items.into_iter().map(|item| Value::String(item.to_string())).collect()))
+}
+
+/// Whether a comma in `text` stands between two digits (`1,000`, `3,5`): a numeral's own.
+pub(super) fn digit_comma_digit(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b',', bytes)
+        .any(|at| at > 0 && bytes[at - 1].is_ascii_digit() && bytes.get(at + 1).is_some_and(u8::is_ascii_digit))
+}
+
+/// Whether a parameter's text is a JSON object whose keys are all the tool's own
+/// (`<parameter name="command">{"command": "ls"}</parameter>`): the parameter's text, or the
+/// whole input put in one parameter?
+fn holds_the_arguments(text: &str, shapes: &ShapeSet) -> bool {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text.trim()) else {
+        return false;
+    };
+    let declared = shapes.known_keys(shapes.root()).unwrap_or_default();
+    !map.is_empty() && map.keys().all(|key| declared.contains(&key.as_str()))
 }
 
 /// The text inside the one pair of quotes that encloses all of `text`, read as JSON where the

@@ -31,6 +31,17 @@ impl Parser<'_> {
         self.refuse_wrapper_close_in_text(start, text)?;
         self.refuse_member_without_colon(start, text)?;
         let at_list = self.at_list_position(shape);
+        let after = self.src.as_bytes().get(start + text.len()..).unwrap_or_default();
+        let ends_inside_numeral = text.ends_with(|c: char| c.is_ascii_digit())
+            && after.first() == Some(&b',')
+            && after.get(1).is_some_and(u8::is_ascii_digit);
+        if at_list && (crate::repair::foreign::digit_comma_digit(text) || ends_inside_numeral) {
+            // `[$1,000,000]`, `[3,5]`: a numeral's thousands or decimal comma, or a separator?
+            return Err(ambiguous(
+                "a comma between digits where a list may stand: a numeral's own, or an item separator?",
+                start,
+            ));
+        }
         if at_list && unbalanced_marks(text) {
             // `[“force majeure, act of god”]`: the comma inside typographic quotes or backticks
             // the item opens (or closes) separates items, or is the quoted text's own.

@@ -167,6 +167,7 @@ const MAX_HEADER: usize = 256;
 /// to=functions.NAME <|constrain|>json<|message|>` (its words in either order, the start and
 /// the constraint optional), naming one recipient: the tool it names and the text after it.
 fn harmony_header(text: &str) -> Option<(&str, &str)> {
+    let text = past_harmony_analysis(text);
     let (header, after) = text.split_once("<|message|>")?;
     if header.len() > MAX_HEADER {
         return None;
@@ -195,6 +196,17 @@ fn harmony_header(text: &str) -> Option<(&str, &str)> {
         rest = &rest[end..];
     }
     recipient.filter(|name| !name.is_empty()).map(|name| (name, after))
+}
+
+/// The text after a whole harmony analysis message before the call
+/// (`<|channel|>analysis<|message|>…<|end|>`: the model's reasoning, no part of the call).
+fn past_harmony_analysis(text: &str) -> &str {
+    let start = text.trim_start();
+    let start = start.strip_prefix("<|start|>assistant").unwrap_or(start);
+    start
+        .strip_prefix("<|channel|>analysis<|message|>")
+        .and_then(|rest| rest.split_once("<|end|>"))
+        .map_or(text, |(_, after)| after)
 }
 
 const DEEPSEEK_CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
