@@ -1,6 +1,6 @@
 //! Unquoted text the lenient grammar reads as text, where a slip of the model's could as well
 //! have made structure of it (attack round 15): a declared key and its value with the colon
-//! lost at the run's end, a space outside JSON's layout or a written-out escape ending the run,
+//! lost at the run's end, a written-out escape ending the run,
 //! a wrapper's closing tag ending it when the object's `}` is missing, a quoted stretch glued
 //! to a word that hides an item separator, a full-width comma or a paren group without a comma
 //! where a list may stand. Each is a second reading the parser does not walk: refused.
@@ -22,12 +22,6 @@ fn ambiguous(message: &str, at: usize) -> SyntaxError {
 impl Parser<'_> {
     /// The checks on a bare run's `text` (from `start`, its layout trimmed), read at `shape`.
     pub(super) fn refuse_bare_marks(&self, start: usize, text: &str, shape: ShapeId) -> Result<(), SyntaxError> {
-        // (A line break the text keeps in one of its readings is JSON's layout: not looked at.)
-        if text.trim_end_matches([' ', '\t', '\n', '\r']).ends_with(char::is_whitespace) {
-            // `ls -la\u{a0}`: JSON's layout is four characters; any other space is text, or
-            // layout a model took for JSON's.
-            return Err(ambiguous("a space outside JSON's layout ends unquoted text: layout, or its text?", start));
-        }
         self.refuse_wrapper_close_in_text(start, text)?;
         self.refuse_member_without_colon(start, text)?;
         let at_list = self.at_list_position(shape);
@@ -147,8 +141,10 @@ impl Parser<'_> {
         let own = self.path.last().map(String::as_str);
         let bytes = text.as_bytes();
         // A key the input spells as a key elsewhere would be read twice: not this reading.
+        // (Looked for only once a run holds the shape: a search of the whole input per run
+        // would make many runs quadratic.)
         let spelled_elsewhere = |key: &str| self.src.contains(&format!("\"{key}\""));
-        for key in keys.iter().filter(|key| !key.is_empty() && Some(**key) != own && !spelled_elsewhere(key)) {
+        for key in keys.iter().filter(|key| !key.is_empty() && Some(**key) != own) {
             for (at, _) in text.match_indices(*key) {
                 if at == 0 || !matches!(bytes[at - 1], b' ' | b'\t' | b',' | b'\n') {
                     continue;
@@ -169,7 +165,7 @@ impl Parser<'_> {
                     }
                     _ => self.shapes.may_take(key_shape, &read),
                 };
-                if fits {
+                if fits && !spelled_elsewhere(key) {
                     return Err(ambiguous(
                         "a key of the object and a value after a blank end unquoted text: a member whose colon was lost, or text?",
                         start + at,
@@ -245,7 +241,14 @@ impl Parser<'_> {
         let Some(close) = self.brackets.closer_of(pos) else {
             return Ok(());
         };
-        if has_top_level_comma(&self.src[pos + 1..close]) {
+        let inside = &self.src[pos + 1..close];
+        // `("src")`: in Python a string in parentheses is that string, not text in parentheses.
+        let quoted = inside.trim();
+        let one_string = quoted.len() >= 2
+            && matches!(quoted.as_bytes()[0], b'"' | b'\'')
+            && quoted.ends_with(quoted.as_bytes()[0] as char)
+            && !quoted[1..quoted.len() - 1].contains(quoted.as_bytes()[0] as char);
+        if has_top_level_comma(inside) || one_string {
             return Ok(());
         }
         Err(ambiguous("a paren group without a comma where a list is expected: a tuple, or text?", pos))

@@ -316,8 +316,8 @@ impl<'s> Parser<'s> {
         // `{⏎  "command": npm test,⏎  timeout: 60000⏎}`: in an object laid out a member a line,
         // a declared name and its colon that start the line after a comma start a member.
         let pretty = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && f.pretty);
-        let gap = &self.src[..q][self.src[..q].trim_end().len()..];
-        if after_comma && pretty && gap.contains('\n') && key.colon && self.declared_word_key_at(q) {
+        let line_start = || self.src[..q][self.src[..q].trim_end().len()..].contains('\n');
+        if after_comma && pretty && key.colon && line_start() && self.declared_word_key_at(q) {
             return true;
         }
         if *declined == Some(q) {
@@ -400,8 +400,7 @@ impl<'s> Parser<'s> {
     /// line break may be the value's own; both readings are walked.
     fn trailing_layout_or_text(&mut self, start: usize, end: usize, textual: bool) -> &'s str {
         let src = self.src;
-        // Only JSON's own layout is trimmed: another space is text (see `refuse_bare_marks`).
-        let trimmed = src[start..end].trim_end_matches([' ', '\t', '\n', '\r']);
+        let trimmed = src[start..end].trim_end();
         let one_line = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && !f.pretty);
         let before_structure = matches!(self.byte(end), Some(b',' | b'}' | b']'));
         let line_break = src[start + trimmed.len()..end].contains(is_line_break);
@@ -1166,6 +1165,14 @@ impl<'s> Parser<'s> {
                 b',' => {
                     let q = self.skip_blank(i + 1);
                     let past_comments = self.skip_ws_quiet(i + 1);
+                    if (q >= bytes.len() || is_closer(bytes[q])) && i > start {
+                        // `paste -sd,}`, `Dear Bob,}`: a trailing comma, or the text's own.
+                        return Err(SyntaxError::new(
+                            RefusalCode::Ambiguous,
+                            "a comma ends unquoted text before the closer: a trailing comma, or the text's own?",
+                            i,
+                        ));
+                    }
                     q >= bytes.len()
                         || is_closer(bytes[q])
                         || self.ends_at_key(q, true, false, &mut declined)
