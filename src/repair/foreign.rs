@@ -294,7 +294,7 @@ fn values(
                 Ok(None) | Err(_) => {}
             }
         }
-        if let Some(list) = bare_list(text, id, shapes).filter(|list| !values.contains(list)) {
+        if let Some(list) = bare_list(text, id, shapes)?.filter(|list| !values.contains(list)) {
             values.push(list);
         }
     }
@@ -305,30 +305,22 @@ fn values(
 /// at its commas as an unquoted list in JSON is (never at blanks). Text holding quotes,
 /// brackets, line breaks, escapes or a full-width comma is not read this way (where its items
 /// end is another question), nor is a list with an empty item.
-fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Option<Value> {
+fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Result<Option<Value>, &'static str> {
     let text = text.trim();
     // `[a, b]`: the same list in brackets, its items unquoted.
     let text = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')).map_or(text, str::trim);
     let plain = !text.contains(['"', '\'', '`', '[', ']', '{', '}', '(', ')', '<', '>', '\\', '\n', '\r', '\u{FF0C}']);
     if !plain || text.is_empty() || !shapes.expects_list(id) {
-        return None;
+        return Ok(None);
     }
-    if digit_comma_digit(text) {
-        // `$1,000,000`, `3,5`: a thousands or decimal comma, or an item separator?
-        return None;
+    if lexeme::digit_comma_digit(text) {
+        return Err("holds a comma between digits (`1,000`, `3,5`): a numeral's own, or an item separator?");
     }
     let items: Vec<&str> = text.split(',').map(str::trim).collect();
     if items.iter().any(|item| item.is_empty()) || !shapes.may_take(shapes.items(id), &Value::String(String::new())) {
-        return None;
+        return Ok(None);
     }
-    Some(Value::Array(items.into_iter().map(|item| Value::String(item.to_string())).collect()))
-}
-
-/// Whether a comma in `text` stands between two digits (`1,000`, `3,5`): a numeral's own.
-pub(super) fn digit_comma_digit(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memchr_iter(b',', bytes)
-        .any(|at| at > 0 && bytes[at - 1].is_ascii_digit() && bytes.get(at + 1).is_some_and(u8::is_ascii_digit))
+    Ok(Some(Value::Array(items.into_iter().map(|item| Value::String(item.to_string())).collect())))
 }
 
 /// Whether a parameter's text is a JSON object whose keys are all the tool's own

@@ -105,9 +105,27 @@ pub fn fence_len(input: &str) -> Option<usize> {
     matched(fence(input))
 }
 
+/// Whether a comma in `text` stands between two digits (`1,000`, `3,5`): a numeral's own
+/// thousands or decimal comma, where a list would read it as a separator.
+pub fn digit_comma_digit(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b',', bytes)
+        .any(|at| at > 0 && bytes[at - 1].is_ascii_digit() && bytes.get(at + 1).is_some_and(u8::is_ascii_digit))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comma_between_digits_is_a_numerals() {
+        for text in ["1,000", "$1,000,000 SEK", "lat 3,5"] {
+            assert!(digit_comma_digit(text), "{text}");
+        }
+        for text in ["a,b", "1, 000", "1,", ",5", "x 1 ,2"] {
+            assert!(!digit_comma_digit(text), "{text}");
+        }
+    }
 
     #[test]
     fn terminals_match_what_the_grammar_says() {

@@ -203,6 +203,19 @@ impl ShapeSet {
         takes
     }
 
+    /// Whether an enum (or literal) branch of shape `id` names `word` and no branch takes any
+    /// text: only then does a bare word there tell it is that value.
+    pub fn enum_names(&self, id: ShapeId, word: &str) -> bool {
+        let (mut names, mut any_text) = (false, false);
+        self.visit(id, 0, &mut |shape| match shape {
+            Shape::String { allowed: Some(allowed) } => names |= allowed.iter().any(|a| a == word),
+            Shape::Literal(values) => names |= values.iter().any(|v| v.as_str() == Some(word)),
+            Shape::String { allowed: None } | Shape::Any => any_text = true,
+            _ => {}
+        });
+        names && !any_text
+    }
+
     /// Whether some branch of shape `id` is an array (or anything).
     pub fn may_be_array(&self, id: ShapeId) -> bool {
         self.may_take(id, &Value::Array(Vec::new()))
@@ -563,6 +576,29 @@ mod tests {
         assert!(set.expects_list(keywords));
         assert!(!set.expects_list(market));
         assert_eq!(set.known_keys(set.root()), Some(vec!["market", "keywords"]));
+    }
+
+    #[test]
+    fn what_a_shape_may_take_and_which_words_its_enums_name() {
+        let set = ShapeSet::compile(&json!({
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["pending", "done"]},
+                "label": {"anyOf": [{"type": "string"}, {"enum": ["pending"]}]},
+                "paths": {"type": "array", "items": {"type": "string"}},
+                "count": {"type": "integer"}
+            }
+        }))
+        .unwrap();
+        let [status, label, paths, count] = ["status", "label", "paths", "count"].map(|k| set.property(set.root(), k));
+        assert!(set.enum_names(status, "pending") && !set.enum_names(status, "later"));
+        // A branch that takes any text: a word there tells nothing.
+        assert!(!set.enum_names(label, "pending"));
+        assert!(set.may_be_array(paths) && !set.may_be_array(status));
+        assert!(
+            set.may_take(count, &json!(3)) && !set.may_take(count, &json!(3.5)) && !set.may_take(count, &json!("3"))
+        );
+        assert!(set.may_take(status, &json!("done")) && !set.may_take(status, &json!("later")));
     }
 
     #[test]

@@ -5,15 +5,13 @@
 //! to a word that hides an item separator, a full-width comma or a paren group without a comma
 //! where a list may stand. Each is a second reading the parser does not walk: refused.
 
-use super::parser::{FrameKind, Parser};
+use super::parser::{FrameKind, Parser, WIDE_COMMA};
 use super::wrapper;
 use super::SyntaxError;
 use crate::repair::lexeme;
 use crate::repair::outcome::RefusalCode;
 use crate::schema::ShapeId;
 use serde_json::Value;
-
-const WIDE_COMMA: char = '\u{FF0C}';
 
 fn ambiguous(message: &str, at: usize) -> SyntaxError {
     SyntaxError::new(RefusalCode::Ambiguous, message, at)
@@ -29,7 +27,7 @@ impl Parser<'_> {
         let ends_inside_numeral = text.ends_with(|c: char| c.is_ascii_digit())
             && after.first() == Some(&b',')
             && after.get(1).is_some_and(u8::is_ascii_digit);
-        if at_list && (crate::repair::foreign::digit_comma_digit(text) || ends_inside_numeral) {
+        if at_list && (lexeme::digit_comma_digit(text) || ends_inside_numeral) {
             // `[$1,000,000]`, `[3,5]`: a numeral's thousands or decimal comma, or a separator?
             return Err(ambiguous(
                 "a comma between digits where a list may stand: a numeral's own, or an item separator?",
@@ -158,11 +156,8 @@ impl Parser<'_> {
                 let Some(read) = self.value_ending_run(value, value_start) else { continue };
                 let key_shape = self.shapes.property(object, key);
                 let fits = match &read {
-                    Value::String(word) if !value.starts_with(['"', '\'']) => {
-                        // A bare word counts only where an enum names it.
-                        self.shapes.may_take(key_shape, &read)
-                            && !self.shapes.may_take(key_shape, &Value::String(format!("{word}\u{0}")))
-                    }
+                    // A bare word counts only where an enum names it.
+                    Value::String(word) if !value.starts_with(['"', '\'']) => self.shapes.enum_names(key_shape, word),
                     _ => self.shapes.may_take(key_shape, &read),
                 };
                 if fits && !spelled_elsewhere(key) {

@@ -126,7 +126,7 @@ fn is_prefixed_literal(text: &str) -> bool {
 
 /// The full-width colon and comma a CJK input method types for `:` and `,`.
 const WIDE_COLON: char = '\u{FF1A}';
-const WIDE_COMMA: char = '\u{FF0C}';
+pub(super) const WIDE_COMMA: char = '\u{FF0C}';
 
 /// JSON's escapes as unquoted text may hold them written out (`\n`, `\"`, `\\`, `\u00e9`): `\b`
 /// and `\f` are left out, being regex and shell text far more often than JSON escapes.
