@@ -248,15 +248,6 @@ fn lenient_readings(
                 let members = std::mem::take(&mut document.text_as_member);
                 let kept_as_text = document.key_kept_as_text;
                 match align_document(document, shapes) {
-                    Ok(reading) if !numeral::numbers_hold_in_a_double(&reading.value) => {
-                        // `"id": 12345678901234567890`, `1e400`: the CLI's JSON.parse would hand
-                        // the tool another number than the one written.
-                        return Err(Refusal::new(
-                            RefusalCode::Ambiguous,
-                            "a number a JavaScript double cannot hold: the tool would get another value",
-                            None,
-                        ));
-                    }
                     Ok(reading) => {
                         if let Some(why) = broken_by_members(readings, &reading.value, &members) {
                             readings.doubt(why);
