@@ -309,7 +309,10 @@ fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Result<Option<Value>
     let text = text.trim();
     // `[a, b]`: the same list in brackets, its items unquoted.
     let text = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')).map_or(text, str::trim);
-    let plain = !text.contains(['"', '\'', '`', '[', ']', '{', '}', '(', ')', '<', '>', '\\', '\n', '\r', '\u{FF0C}']);
+    if shapes.expects_list(id) && text.contains(['\u{3001}', '\u{060C}', '\u{FF0C}']) {
+        return Err("holds a comma of another script (`、`, `،`, `，`): the item's text, or a separator?");
+    }
+    let plain = !text.contains(['"', '\'', '`', '[', ']', '{', '}', '(', ')', '<', '>', '\\', '\n', '\r']);
     if !plain || text.is_empty() || !shapes.expects_list(id) {
         return Ok(None);
     }

@@ -5,6 +5,7 @@
 mod align;
 mod call_name;
 mod coerce;
+mod decoded_paths;
 pub mod edit;
 mod envelope;
 mod foreign;
@@ -143,11 +144,26 @@ pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -
             };
         }
         return match schema {
-            Some(schema) => coerce::coerce(raw, value, schema, options),
+            Some(schema) => {
+                let outcome = coerce::coerce(raw, value, schema, options);
+                match (&outcome.input, outcome.status) {
+                    (Some(value), Status::Repaired) => {
+                        match decoded_paths::refuse_decoded_drive_letter(raw, value, &outcome.edits) {
+                            Ok(()) => outcome,
+                            Err(refusal) => Outcome::refused(refusal),
+                        }
+                    }
+                    _ => outcome,
+                }
+            }
             None => Outcome::valid(value),
         };
     }
-    match repair_invalid(raw, schema, options) {
+    let repaired = repair_invalid(raw, schema, options).and_then(|(value, edits)| {
+        decoded_paths::refuse_decoded_drive_letter(raw, &value, &edits)?;
+        Ok((value, edits))
+    });
+    match repaired {
         Ok((value, edits)) => Outcome::repaired(value, edits),
         Err(refusal) => Outcome::refused(refusal),
     }

@@ -34,6 +34,21 @@ impl Parser<'_> {
                 start,
             ));
         }
+        if at_list && after.first() == Some(&b',') && opens_glued_single_quote(text) {
+            // `[git log --format='%h, %s', ls]`: a `'` glued after `=` (no apostrophe there)
+            // opens a stretch the comma may be inside.
+            return Err(ambiguous(
+                "a single quote opened after a sign holds a comma where a list may stand: one item, or items?",
+                start,
+            ));
+        }
+        if at_list && text.contains(OTHER_COMMAS) {
+            // `[東京、大阪]`, `[القوة القاهرة، المسؤولية]`: the list comma of the text's script.
+            return Err(ambiguous(
+                "a comma of another script inside an unquoted item where a list may stand: the item's text, or a separator?",
+                start,
+            ));
+        }
         if at_list && unbalanced_marks(text) {
             // `[“force majeure, act of god”]`: the comma inside typographic quotes or backticks
             // the item opens (or closes) separates items, or is the quoted text's own.
@@ -91,6 +106,9 @@ impl Parser<'_> {
     /// `{"command": ls -la</tool_call>` with no `}`: the call's closing tag after the object's
     /// lost `}`, or text of the value.
     fn refuse_wrapper_close_in_text(&self, start: usize, text: &str) -> Result<(), SyntaxError> {
+        if self.root_unpaired() {
+            self.refuse_end_marks_in_text(start, text)?;
+        }
         // A wrapper opened before the object is closed by its own tag (`wrapper_closes_at`).
         if self.wrapped || !self.root_unpaired() || !text.contains('<') {
             return Ok(());
@@ -105,6 +123,42 @@ impl Parser<'_> {
                 "a call's closing tag ends unquoted text and the object's '}' is missing: the call's end, or the text's?",
                 start,
             ));
+        }
+        Ok(())
+    }
+
+    /// With the object's `}` missing, what ends unquoted text may be the call's end rather than
+    /// the text's: another syntax's closing tag or end token after an open wrapper
+    /// (`<tool_call>{… "command": echo x<|im_end|>`), a code fence's closing line
+    /// (`ls -la⏎```⏎</tool_call>`), or a wrapper's tag that pairs with one the text opens
+    /// (`"content": <invoke>y</invoke>` ending where `</invoke>` also ends the call).
+    fn refuse_end_marks_in_text(&self, start: usize, text: &str) -> Result<(), SyntaxError> {
+        let trimmed = text.trim_end();
+        // `<Callout>Note</Callout>`: a closing tag the text itself opened is the text's.
+        let own_tag = trimmed.rfind("</").is_some_and(|at| {
+            let name = trimmed[at + 2..].trim_end_matches('>');
+            opens_tag(&trimmed[..at], name)
+        });
+        if self.wrapped && ends_in_call_mark(trimmed) && !own_tag {
+            return Err(ambiguous(
+                "a closing tag or end token ends unquoted text inside a wrapper and the object's '}' is missing: the call's end, or the text's?",
+                start,
+            ));
+        }
+        if trimmed.rsplit('\n').next().is_some_and(|line| line.trim_start().starts_with("```")) {
+            return Err(ambiguous(
+                "a code fence's line ends unquoted text and the object's '}' is missing: the fence's, or the text's?",
+                start,
+            ));
+        }
+        let rest = self.src[start + text.len()..].trim_start();
+        if let Some(name) = rest.strip_prefix("</").and_then(|tag| tag.split_once('>')).map(|(name, _)| name) {
+            if !name.is_empty() && opens_tag(text, name) {
+                return Err(ambiguous(
+                    "the tag that ends unquoted text pairs with one the text opens and the object's '}' is missing: the call's end, or the text's?",
+                    start,
+                ));
+            }
         }
         Ok(())
     }
@@ -248,6 +302,40 @@ impl Parser<'_> {
         }
         Err(ambiguous("a paren group without a comma where a list is expected: a tuple, or text?", pos))
     }
+}
+
+/// Commas of other scripts: the ideographic (enumeration) comma, the Arabic one, the
+/// full-width one.
+pub(super) const OTHER_COMMAS: [char; 3] = ['\u{3001}', '\u{060C}', WIDE_COMMA];
+
+/// Whether an odd count of `'` in an item has one right after a sign or symbol (`='`, `:'`,
+/// `$'`, `/'`): an apostrophe stands between letters or after one (`don't`, `students'`).
+fn opens_glued_single_quote(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let glued = (1..bytes.len())
+        .any(|at| bytes[at] == b'\'' && !bytes[at - 1].is_ascii_alphanumeric() && !bytes[at - 1].is_ascii_whitespace());
+    glued && bytes.iter().filter(|&&b| b == b'\'').count() % 2 == 1
+}
+
+/// Whether `text` opens a tag named `name` (`<name>`, `<name attr…>`).
+fn opens_tag(text: &str, name: &str) -> bool {
+    !name.is_empty()
+        && text.match_indices('<').any(|(at, _)| {
+            text[at + 1..].strip_prefix(name).is_some_and(|after| after.starts_with([' ', '>', '/', '\t', '\n']))
+        })
+}
+
+/// Whether text ends in a closing tag (`</tool_call>`, `</s>`) or a model's special token
+/// (`<|im_end|>`, `<|eot_id|>`).
+fn ends_in_call_mark(text: &str) -> bool {
+    let Some(body) = text.strip_suffix('>') else { return false };
+    let name_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.');
+    if let Some(token) = body.strip_suffix('|') {
+        let name = token.trim_end_matches(name_char);
+        return name.ends_with("<|") && name.len() < token.len();
+    }
+    let name = body.trim_end_matches(name_char);
+    name.ends_with("</") && name.len() < body.len()
 }
 
 /// Whether typographic quotes or backticks in an item do not pair: an odd number of double

@@ -350,7 +350,10 @@ impl<'s> Parser<'s> {
         // the object's own.
         let root_unpaired = self.root_unpaired();
         let takes_last_closer = root_unpaired && self.src.as_bytes()[at] == b'{' && self.src.rfind('}') == Some(close);
-        let doubtful = member_shaped || takes_last_closer;
+        // `{"edit": {"old": …, "new": f(a) {}, "path": …}`: after this pair too few `}` are
+        // left for the objects open, so its closer may be an enclosing object's own.
+        let closer_may_be_enclosing = self.src.as_bytes()[at] == b'{' && self.too_few_closers_from(close + 1);
+        let doubtful = member_shaped || takes_last_closer || closer_may_be_enclosing;
         (!doubtful || self.choices.choose(2) == KEEP_AS_TEXT).then_some(close)
     }
 
