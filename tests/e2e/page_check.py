@@ -169,10 +169,17 @@ def check_page(driver, base):
     injected = driver.find_elements(By.CSS_SELECTOR, "#calls script, #calls img")
     pwned = driver.execute_script("return typeof window.__pwned")
 
-    row = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, f'#tools tr[data-tool="{TOOL}"]'))
+    wait_for(lambda: driver.find_element(By.CSS_SELECTOR, f'#tools tr[data-tool="{TOOL}"]'))
+    # Read in one script: the live table is redrawn as events come, and a row found in one
+    # call may be gone by the next (a stale element, not a wrong page).
     counts = {
-        cell.get_attribute("data-outcome"): int(text_of(cell))
-        for cell in row.find_elements(By.CSS_SELECTOR, "td[data-outcome]")
+        outcome: int(text)
+        for outcome, text in driver.execute_script(
+            "const row = document.querySelector(`#tools tr[data-tool=\"${arguments[0]}\"]`);"
+            "return row ? [...row.querySelectorAll('td[data-outcome]')]"
+            ".map(c => [c.getAttribute('data-outcome'), c.textContent.trim()]) : [];",
+            TOOL,
+        )
     }
     strict = [text_of(li) for li in driver.find_elements(By.CSS_SELECTOR, "#strict li")]
 
