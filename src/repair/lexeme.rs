@@ -113,6 +113,15 @@ pub fn digit_comma_digit(text: &str) -> bool {
         .any(|at| at > 0 && bytes[at - 1].is_ascii_digit() && bytes.get(at + 1).is_some_and(u8::is_ascii_digit))
 }
 
+/// Whether the byte before `at` ends a drive letter (`C:` at a word start): a backslash at
+/// `at` is a Windows path's.
+pub fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
+    at >= 2
+        && bytes[at - 1] == b':'
+        && bytes[at - 2].is_ascii_alphabetic()
+        && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,26 +145,13 @@ pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -
         }
         return match schema {
             Some(schema) => {
-                let outcome = coerce::coerce(raw, value, schema, options);
-                match (&outcome.input, outcome.status) {
-                    (Some(value), Status::Repaired) => {
-                        match decoded_paths::refuse_decoded_drive_letter(raw, value, &outcome.edits) {
-                            Ok(()) => outcome,
-                            Err(refusal) => Outcome::refused(refusal),
-                        }
-                    }
-                    _ => outcome,
-                }
+                decoded_paths::refuse_decoded_drive_letter(raw, coerce::coerce(raw, value, schema, options))
             }
             None => Outcome::valid(value),
         };
     }
-    let repaired = repair_invalid(raw, schema, options).and_then(|(value, edits)| {
-        decoded_paths::refuse_decoded_drive_letter(raw, &value, &edits)?;
-        Ok((value, edits))
-    });
-    match repaired {
-        Ok((value, edits)) => Outcome::repaired(value, edits),
+    match repair_invalid(raw, schema, options) {
+        Ok((value, edits)) => decoded_paths::refuse_decoded_drive_letter(raw, Outcome::repaired(value, edits)),
         Err(refusal) => Outcome::refused(refusal),
     }
 }

@@ -396,6 +396,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_closing_tag_or_special_token_ends_text_and_markup_inside_does_not() {
+        assert!(ends_in_call_mark("echo x<|im_end|>"));
+        assert!(ends_in_call_mark("echo x</s>"));
+        assert!(ends_in_call_mark("echo x</tool_call>"));
+        assert!(!ends_in_call_mark("echo x<||>"));
+        assert!(!ends_in_call_mark("echo x</>"));
+        assert!(!ends_in_call_mark("echo a > b"));
+        assert!(!ends_in_call_mark("echo x</b> more"));
+    }
+
+    #[test]
+    fn a_tag_is_opened_only_by_its_own_name() {
+        assert!(opens_tag("<Callout>Note", "Callout"));
+        assert!(opens_tag("echo <invoke name=\"x\">y", "invoke"));
+        assert!(!opens_tag("<Callouts>Note", "Callout"));
+        assert!(!opens_tag("</invoke>", "invoke"));
+        assert!(!opens_tag("<b>", ""));
+    }
+
+    #[test]
+    fn a_quote_glued_after_a_sign_opens_a_stretch_and_an_apostrophe_does_not() {
+        assert!(opens_glued_single_quote("git log --format='%h"));
+        assert!(opens_glued_single_quote("echo $'a"));
+        assert!(!opens_glued_single_quote("don't stop"));
+        assert!(!opens_glued_single_quote("the students' union"));
+        assert!(!opens_glued_single_quote("x='a' y"), "a pair closed inside the item");
+    }
+
+    #[test]
     fn a_written_escape_at_the_end_unless_its_backslash_is_escaped() {
         assert!(ends_with_written_escape(r"ls -la\n"));
         assert!(ends_with_written_escape(r"a\t"));

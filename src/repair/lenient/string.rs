@@ -11,6 +11,7 @@ use super::production::Production;
 use super::unicode::{colon_like_len, punctuation, Punctuation};
 use super::SyntaxError;
 use crate::repair::edit::EditKind;
+use crate::repair::lexeme;
 use crate::repair::outcome::RefusalCode;
 use crate::schema::ShapeId;
 use std::ops::Range;
@@ -57,7 +58,9 @@ impl Parser<'_> {
                 return Err(SyntaxError::new(RefusalCode::Truncated, "the input ends inside a string", open));
             };
             if byte == b'\\' {
-                if after_drive_letter(bytes, i) && matches!(bytes.get(i + 1), Some(b'n' | b't' | b'r' | b'b' | b'f')) {
+                if lexeme::after_drive_letter(bytes, i)
+                    && matches!(bytes.get(i + 1), Some(b'n' | b't' | b'r' | b'b' | b'f'))
+                {
                     // `"cd C:\new\table"`: a Windows path, or a line break and a tab?
                     return Err(SyntaxError::new(
                         RefusalCode::Ambiguous,
@@ -272,12 +275,4 @@ impl Parser<'_> {
             _ => Err(SyntaxError::new(RefusalCode::Syntax, "lone surrogate in a \\u escape", at)),
         }
     }
-}
-
-/// Whether the byte before `at` ends a drive letter (`C:` at a word start).
-fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
-    at >= 2
-        && bytes[at - 1] == b':'
-        && bytes[at - 2].is_ascii_alphabetic()
-        && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
 }
