@@ -630,6 +630,27 @@ async fn a_request_without_readable_tools_is_forwarded_unchanged_and_its_stream_
 }
 
 #[tokio::test]
+async fn an_encoded_or_misnamed_event_stream_passes_through_unread() {
+    // The seed's stream is repaired when it comes plain; gzip bytes cannot be read as frames,
+    // and `text/event-streamx` is another media type (attack round 21).
+    for (name, value) in
+        [("content-encoding", "gzip"), ("content-encoding", "br"), ("content-type", "text/event-streamx")]
+    {
+        let reply = move |_: &RecordedRequest| {
+            let mut reply = Reply::sse(SEED_STREAM, 37);
+            reply.headers.retain(|(held, _)| held != name);
+            reply.with_header(name, value)
+        };
+        let harness = start(reply, |_| {}).await;
+        let response = post_messages(&harness.proxy).await;
+        assert_eq!(response.headers().get(name).map(|v| v.to_str().unwrap()), Some(value));
+        let (received, broke) = read_all(response).await;
+        assert!(!broke);
+        assert_eq!(String::from_utf8(received).unwrap(), SEED_STREAM, "{name}: {value}");
+    }
+}
+
+#[tokio::test]
 async fn a_redirect_from_the_upstream_reaches_the_client_as_it_came() {
     // A proxy that followed it would send the call somewhere else (and a 303 as a GET).
     for status in [301u16, 302, 303, 307, 308] {

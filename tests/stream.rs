@@ -210,8 +210,9 @@ proptest! {
     fn chunking_never_changes_the_output(
         name in prop::sample::select(vec!["seed-malformed.sse", "parallel-tools.sse", "valid-tool.sse", "max-tokens-cut.sse", "refused-tool.sse"]),
         chunks in prop::collection::vec(1usize..64, 1..200),
+        ending in prop::sample::select(vec!["\n", "\r", "\r\n"]),
     ) {
-        let input = fixture(name);
+        let input = text(&fixture(name)).replace('\n', ending).into_bytes();
         let (whole, _) = run(&input);
         let (split, _) = run_chunked(&input, &chunks, StreamOptions::default());
         prop_assert_eq!(text(&whole), text(&split));
@@ -263,6 +264,28 @@ fn cr_only_and_crlf_streams_are_read_and_repaired() {
         let repaired: Value = serde_json::from_str(&tool_inputs(&out)[&1]).unwrap();
         assert_eq!(repaired, json!({"jurisdiction": "se", "terms": ["token machine payout percentage"]}));
         assert_eq!(other_frames(&out), other_frames(converted.as_bytes()), "{ending:?}: every other frame, in order");
+    }
+}
+
+#[test]
+fn each_frame_of_a_cr_only_stream_goes_out_when_its_blank_line_comes() {
+    // Not when the next frame's first byte comes (attack round 21): a frame's `\r` blank line
+    // may be followed by `\n` (`\r\n`), and the wait for it held every frame back.
+    for ending in ["\r", "\r\n"] {
+        let input = text(&fixture("text-only.sse")).replace('\n', ending);
+        let mut machine = StreamRepairer::new(search_tools(), StreamOptions::default());
+        let mut out = Vec::new();
+        for frame in input.split_inclusive(&format!("{ending}{ending}")) {
+            for piece in [&frame[..frame.len() - 1], &frame[frame.len() - 1..]] {
+                out.extend(machine.feed(piece.as_bytes()).chunks.concat());
+            }
+            if ending == "\r" {
+                assert_eq!(text(&out), input[..out.len()], "nothing held");
+                assert!(text(&out).ends_with(frame), "{frame:?} went out at its blank line");
+            }
+        }
+        out.extend(machine.finish().chunks.concat());
+        assert_eq!(text(&out), input, "{ending:?}: every byte, as it came");
     }
 }
 

@@ -105,8 +105,7 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
         Err(response) => return response,
     };
     let status = upstream.status();
-    let is_sse =
-        upstream.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(is_event_stream);
+    let is_sse = is_plain_event_stream(upstream.headers());
     // Only a stream is repaired, against the tools known when its head came: they are known
     // once the whole body went upstream. An upstream that answered before that may never read
     // the rest: its stream passes on unrepaired at once rather than wait on the body (attack
@@ -143,11 +142,24 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
     response
 }
 
+/// Whether a response is an SSE stream whose frames can be read as they come: one with a
+/// `content-encoding` (gzip, say) passes through unread, like any other body (attack round 21).
+fn is_plain_event_stream(headers: &HeaderMap) -> bool {
+    let text = |name| headers.get(name).map(|value: &HeaderValue| value.to_str().ok());
+    let plain = match text(header::CONTENT_ENCODING) {
+        None => true,
+        Some(encoding) => encoding.is_some_and(|encoding| encoding.trim().eq_ignore_ascii_case("identity")),
+    };
+    plain && text(header::CONTENT_TYPE).flatten().is_some_and(is_event_stream)
+}
+
 /// Whether a `content-type` names an SSE stream: media types are case-blind
-/// (`TEXT/EVENT-STREAM; charset=utf-8` too).
+/// (`TEXT/EVENT-STREAM; charset=utf-8` too), and end at a `;` or space.
 fn is_event_stream(content_type: &str) -> bool {
     const SSE: &str = "text/event-stream";
-    content_type.get(..SSE.len()).is_some_and(|kind| kind.eq_ignore_ascii_case(SSE))
+    let Some(kind) = content_type.get(..SSE.len()) else { return false };
+    let rest = &content_type[SSE.len()..];
+    kind.eq_ignore_ascii_case(SSE) && (rest.is_empty() || rest.starts_with([';', ' ', '\t']))
 }
 
 /// One request's exchange with the upstream, until its response is done (read to its end, or
@@ -341,15 +353,33 @@ fn api_error(status: StatusCode, kind: &str, message: &str) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::is_event_stream;
+    use super::{is_event_stream, is_plain_event_stream};
+    use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
     #[test]
     fn an_event_stream_is_named_in_any_case() {
         for kind in ["text/event-stream", "TEXT/EVENT-STREAM", "Text/Event-Stream; charset=utf-8"] {
             assert!(is_event_stream(kind), "{kind}");
         }
-        for kind in ["application/json", "text/event", "", "text/plain; x=text/event-stream"] {
+        for kind in ["application/json", "text/event", "", "text/plain; x=text/event-stream", "text/event-streamx"] {
             assert!(!is_event_stream(kind), "{kind}");
         }
+    }
+
+    #[test]
+    fn an_encoded_event_stream_is_not_read() {
+        let headers = |pairs: &[(&'static str, &'static str)]| -> HeaderMap {
+            pairs.iter().map(|(name, value)| (HeaderName::from_static(name), HeaderValue::from_static(value))).collect()
+        };
+        assert!(is_plain_event_stream(&headers(&[("content-type", "text/event-stream")])));
+        assert!(is_plain_event_stream(&headers(&[
+            ("content-type", "text/event-stream"),
+            ("content-encoding", "Identity")
+        ])));
+        for encoding in ["gzip", "br", "identity, gzip"] {
+            let headers = headers(&[("content-type", "text/event-stream"), ("content-encoding", encoding)]);
+            assert!(!is_plain_event_stream(&headers), "{encoding}");
+        }
+        assert!(!is_plain_event_stream(&headers(&[("content-type", "application/json")])));
     }
 }

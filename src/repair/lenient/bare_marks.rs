@@ -34,7 +34,8 @@ impl Parser<'_> {
                 start,
             ));
         }
-        if at_list && after.first() == Some(&b',') && opens_glued_single_quote(text) {
+        let comma_after = after.first() == Some(&b',');
+        if at_list && (glued_single_quote_holds_comma(text) || comma_after && opens_glued_single_quote(text)) {
             // `[git log --format='%h, %s', ls]`: a `'` glued after `=` (no apostrophe there)
             // opens a stretch the comma may be inside.
             return Err(ambiguous(
@@ -49,9 +50,9 @@ impl Parser<'_> {
                 start,
             ));
         }
-        if at_list && unbalanced_marks(text) {
-            // `[“force majeure, act of god”]`: the comma inside typographic quotes or backticks
-            // the item opens (or closes) separates items, or is the quoted text's own.
+        if at_list && text.split(',').any(unbalanced_marks) {
+            // `[“force majeure, act of god”]`, `"commands": echo `date +%H,%M`, ls`: the comma
+            // inside typographic quotes or backticks separates items, or is the quoted text's own.
             return Err(ambiguous(
                 "typographic quotes or backticks that do not pair inside an unquoted item: is the comma inside them a separator?",
                 start,
@@ -317,6 +318,30 @@ fn opens_glued_single_quote(text: &str) -> bool {
     glued && bytes.iter().filter(|&&b| b == b'\'').count() % 2 == 1
 }
 
+/// Whether a `'` glued after a sign opens a stretch, closed in the item, that holds a comma
+/// (`make CFLAGS='-O2, -g'`): the list is split on that comma, as it would be without quotes,
+/// or the stretch is one shell word.
+fn glued_single_quote_holds_comma(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 1;
+    while at < bytes.len() {
+        let glued =
+            bytes[at] == b'\'' && !bytes[at - 1].is_ascii_alphanumeric() && !bytes[at - 1].is_ascii_whitespace();
+        if !glued {
+            at += 1;
+            continue;
+        }
+        let Some(close) = memchr::memchr(b'\'', &bytes[at + 1..]).map(|offset| at + 1 + offset) else {
+            return false;
+        };
+        if bytes[at + 1..close].contains(&b',') {
+            return true;
+        }
+        at = close + 1;
+    }
+    false
+}
+
 /// Whether `text` opens a tag named `name` (`<name>`, `<name attr…>`).
 fn opens_tag(text: &str, name: &str) -> bool {
     !name.is_empty()
@@ -422,6 +447,11 @@ mod tests {
         assert!(!opens_glued_single_quote("don't stop"));
         assert!(!opens_glued_single_quote("the students' union"));
         assert!(!opens_glued_single_quote("x='a' y"), "a pair closed inside the item");
+        assert!(glued_single_quote_holds_comma("make CFLAGS='-O2, -g'"));
+        assert!(glued_single_quote_holds_comma("a='x' b='y, z'"), "the second stretch");
+        assert!(!glued_single_quote_holds_comma("make CFLAGS='-O2 -g', ls"), "the comma outside");
+        assert!(!glued_single_quote_holds_comma("don't, won't"), "apostrophes");
+        assert!(!glued_single_quote_holds_comma("x='a, b"), "not closed: the other rule's");
     }
 
     #[test]
