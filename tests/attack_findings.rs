@@ -245,6 +245,29 @@ fn python_string_forms_and_drive_letters_are_not_guessed() {
     );
 }
 
+#[test]
+fn a_backslash_a_regex_latex_or_path_keeps_is_not_read_as_a_control_character() {
+    // Attack round 22: damaged JSON whose strings hold `\b`, `\f`, or `\t` inside a word.
+    refuses(
+        &bash(),
+        &[
+            "{\"command\": \"grep -P '\\bTODO\\b' -r src\",}",
+            "{\"command\": \"pandoc -o '$\\frac{a}{b}$'\"",
+            "{\"command\": \"cd src\\tests\",}",
+            "{\"command\": \"type docs\\new\\readme.txt\",}",
+        ],
+    );
+    let at = run("{\"command\": \"rg '\\bx'\",}", &bash()).reason.unwrap().position;
+    assert_eq!(at, Some(17), "the refusal points at the backslash");
+    for (raw, meant) in [
+        ("{\"command\": \"printf 'line1\\nline2'\",}", "printf 'line1\nline2'"),
+        ("{\"command\": \"printf '%s\\t%s' a b\",}", "printf '%s\t%s' a b"),
+        ("{\"command\": \"make\\n\\tgcc\",}", "make\n\tgcc"),
+    ] {
+        assert_eq!(run(raw, &bash()).input, Some(json!({"command": meant})), "{raw}");
+    }
+}
+
 // Round 3, foreign: the XML parameter syntaxes (src/repair/foreign.rs).
 
 fn repair_as(raw: &str, schema: &ToolSchema, tool: Option<&str>) -> Outcome {

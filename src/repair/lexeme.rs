@@ -122,9 +122,63 @@ pub fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
         && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
 }
 
+/// Whether the escape at `at` is `\n`, `\t` or `\r` between a letter or digit (the last of
+/// `decoded`, the text read so far) and another (`src\tests`, `docs\new`).
+pub fn escape_inside_word(decoded: &str, bytes: &[u8], at: usize) -> bool {
+    matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r'))
+        && decoded.chars().next_back().is_some_and(|c| c.is_alphanumeric())
+        && bytes.get(at + 2).is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// Of escapes between letters in `text` (each at its offset, with the escape's letter), the
+/// first that may be a path's backslash: a `\t` or `\r` (`cd src\tests`, `needs\triage`), or
+/// a `\n` in a word that ends in a file's extension (`type docs\new\readme.txt`; `line1\nline2`
+/// is two lines). A word runs between blanks, as `blank` tells them.
+pub fn path_like_escape(
+    text: &str,
+    mut escapes: impl Iterator<Item = (usize, u8)>,
+    blank: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    escapes
+        .find(|&(at, letter)| {
+            let end = bytes[at..].iter().position(|&b| blank(b)).map_or(bytes.len(), |n| at + n);
+            let word = text[..end].trim_end_matches(['\'', '"', ',', ';', ')', ']', '}', '`']);
+            letter != b'n' || ends_in_extension(word)
+        })
+        .map(|(at, _)| at)
+}
+
+/// `readme.txt`, `build.ps1`: a dot, then one to five letters or digits at the end, one a letter.
+pub fn ends_in_extension(text: &str) -> bool {
+    let Some((stem, extension)) = text.rsplit_once('.') else { return false };
+    let stem = stem.rsplit([' ', '/', '\\']).next().unwrap_or(stem);
+    !stem.is_empty()
+        && (1..=5).contains(&extension.len())
+        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+        && extension.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_like_escape_is_a_tab_or_cr_or_a_break_in_a_file_name() {
+        let raw_blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n');
+        let first = |text: &str| {
+            let escapes = memchr::memchr_iter(b'\\', text.as_bytes()).map(|at| (at, text.as_bytes()[at + 1]));
+            path_like_escape(text, escapes, raw_blank)
+        };
+        assert_eq!(first("cd src\\tests"), Some(6));
+        assert_eq!(first("type docs\\new\\readme.txt now"), Some(9));
+        assert_eq!(first("cat 'a\\nb.md'"), Some(6), "quotes after the name");
+        assert_eq!(first("printf line1\\nline2.txt"), Some(12));
+        assert_eq!(first("printf line1\\nline2 x.txt"), None, "the name is another word");
+        assert!(ends_in_extension("build.ps1") && ends_in_extension("a.b.tar"));
+        assert!(!ends_in_extension("v1.2") && !ends_in_extension(".env") && !ends_in_extension("x.abcdef"));
+        assert!(!ends_in_extension("dir/.env"));
+    }
 
     #[test]
     fn a_comma_between_digits_is_a_numerals() {

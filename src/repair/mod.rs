@@ -5,7 +5,7 @@
 mod align;
 mod call_name;
 mod coerce;
-mod decoded_paths;
+mod decoded_escapes;
 pub mod edit;
 mod envelope;
 mod foreign;
@@ -145,13 +145,13 @@ pub fn repair(raw: &str, schema: Option<&ToolSchema>, options: &RepairOptions) -
         }
         return match schema {
             Some(schema) => {
-                decoded_paths::refuse_decoded_drive_letter(raw, coerce::coerce(raw, value, schema, options))
+                decoded_escapes::refuse_decoded_backslashes(raw, coerce::coerce(raw, value, schema, options))
             }
             None => Outcome::valid(value),
         };
     }
     match repair_invalid(raw, schema, options) {
-        Ok((value, edits)) => decoded_paths::refuse_decoded_drive_letter(raw, Outcome::repaired(value, edits)),
+        Ok((value, edits)) => decoded_escapes::refuse_decoded_backslashes(raw, Outcome::repaired(value, edits)),
         Err(refusal) => Outcome::refused(refusal),
     }
 }

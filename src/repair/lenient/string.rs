@@ -32,6 +32,8 @@ impl Parser<'_> {
         // The first inner quote, where the standard reading would have ended the string.
         let mut standard: Option<usize> = None;
         let mut letter_escape = false;
+        // `\n`, `\t` and `\r` between letters or digits (`docs\new\readme.txt`).
+        let mut word_escapes = Vec::new();
         let mut invalid_escape = None;
         // The last quote of the text so far: a quoted key inside the string starts there.
         let mut last_quote = open;
@@ -67,6 +69,19 @@ impl Parser<'_> {
                         "a letter escape right after a drive letter: a path's backslash or an escape?",
                         i,
                     ));
+                }
+                if quote == b'"' && matches!(bytes.get(i + 1), Some(b'b' | b'f')) {
+                    // `"\bTODO\b"`, `"$\frac{a}{b}$"`: a regex's or LaTeX's backslash left
+                    // unescaped, or a backspace or form feed no tool input means (a single-
+                    // quoted string's are asked about with the other escapes JSON lacks).
+                    return Err(SyntaxError::new(
+                        RefusalCode::Ambiguous,
+                        "a \\b or \\f escape: the text's own backslash (a regex, LaTeX) or a control character?",
+                        i,
+                    ));
+                }
+                if lexeme::escape_inside_word(&text, bytes, i) {
+                    word_escapes.push(i);
                 }
                 let (consumed, letter) = self.escape(i, quote, &mut text)?;
                 self.hit(if consumed == 1 { Production::BadEscape } else { Production::Escape });
@@ -160,6 +175,17 @@ impl Parser<'_> {
                     at,
                 ));
             }
+        }
+        let body = &self.src[open + 1..end - 1];
+        let letters = word_escapes.iter().map(|&at| (at - open - 1, bytes[at + 1]));
+        if let Some(at) = lexeme::path_like_escape(body, letters, |b| matches!(b, b' ' | b'\t' | b'\n')) {
+            // A word of the text, a path or a name: `src\tests` is a path's backslash as often
+            // as a tab.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "a letter escape between letters inside a word: a path's backslash, or a line break or tab?",
+                open + 1 + at,
+            ));
         }
         if let (Some(at), true) = (inside_text_braces, brace_depth > 0) {
             // `"echo {"hi" > f", "foo": 1`: the `{` that kept the key shapes as text never
