@@ -399,3 +399,29 @@ fn a_deeply_nested_foreign_value_is_refused_not_a_crash() {
         assert_eq!(run(&raw, &multiedit()).status, Status::Refused);
     }
 }
+
+#[test]
+fn an_items_brace_lost_before_the_next_item_is_put_back_only_where_nothing_else_pairs() {
+    // Attack round 22, M1: `[{…, {…}]` — a `{` where a key is wanted starts the next item.
+    let edits = ToolSchema::compile(&json!({"type": "object", "properties": {
+        "path": {"type": "string"},
+        "edits": {"type": "array", "items": {"type": "object", "properties": {
+            "oldText": {"type": "string"}, "newText": {"type": "string"}},
+            "required": ["oldText", "newText"], "additionalProperties": false}}},
+        "required": ["path", "edits"], "additionalProperties": false}))
+    .unwrap();
+    repairs_to(
+        &edits,
+        r#"{"path": "a.ts", "edits": [{"oldText": "a", "newText": "b", {"oldText": "c", "newText": "d"}]}"#,
+        json!({"path": "a.ts", "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "c", "newText": "d"}]}),
+    );
+    refuses(
+        &edits,
+        &[
+            // The first item's `{` pairs with a `}` after the second: which brace was lost?
+            r#"{"path": "a.ts", "edits": [{"oldText": "a", "newText": "b", {"oldText": "c", "newText": "d"}}]}"#,
+            // The item closed early would lack a required member.
+            r#"{"path": "a.ts", "edits": [{"oldText": "a", {"oldText": "c", "newText": "d"}]}"#,
+        ],
+    );
+}

@@ -4,7 +4,8 @@
 //! `\t` or `\r` between letters in text without blanks, or `\n` there when the text names a file
 //! (`src\tests`, `docs\new\readme.txt`): a backslash of the text's own, or a control character?
 //! Seventeen controls (real `\n\t` layout, `\r\n`, a backslash a parameter's text keeps, lost
-//! braces, bare text) still repair.
+//! braces, bare text) still repair, and three of its misses do now: an array item whose `}` was
+//! lost right before `, {` and the next item.
 
 mod grading;
 
@@ -15,5 +16,5 @@ fn the_round22_cases_are_all_right() {
     let report = grade_file(include_str!("../fixtures/heldout/attack22.jsonl"));
     assert!(report.wrong.is_empty(), "wrong repairs: {:#?}", report.wrong);
     assert!(report.missed.is_empty(), "missed: {:#?}", report.missed);
-    assert_eq!(report.right, 31);
+    assert_eq!(report.right, 34);
 }

@@ -205,6 +205,11 @@ impl<'s> Parser<'s> {
         self.frames.last().map(|f| f.kind)
     }
 
+    /// The kind of the container around the innermost one.
+    fn parent_kind(&self) -> Option<FrameKind> {
+        self.frames.iter().rev().nth(1).map(|f| f.kind)
+    }
+
     pub(super) fn object_keys(&self) -> Option<&[&'s str]> {
         self.frames.iter().rev().find(|f| f.kind == FrameKind::Object).and_then(|f| f.keys.as_deref())
     }
@@ -716,6 +721,15 @@ impl<'s> Parser<'s> {
                 self.comma(pos, &mut separated, &mut trailing_comma);
                 pos += WIDE_COMMA.len_utf8();
                 continue;
+            }
+            if let (Some(comma), Some(b'{')) = (trailing_comma, self.byte(pos)) {
+                if unpaired && !members.is_empty() && self.parent_kind() == Some(FrameKind::Array) {
+                    // `[{"path": "a", {"path": "b"}]`: an item's `}` lost before the next item
+                    // (a key is wanted here, and a `{` is no key's start): the comma is the array's.
+                    self.edit(EditKind::InsertCloser, comma..comma);
+                    self.close(None);
+                    return Ok((Node { span: open..comma, kind: NodeKind::Object(members) }, comma));
+                }
             }
             // The closer this `{` pairs with was passed inside a member (`"template": "a}"`): it
             // was text, so this object's own closer may be lost too.
