@@ -32,6 +32,9 @@ fn shapes() -> Vec<(&'static str, Builder)> {
             Box::new(|n| format!("```json\n{{\"title\": {}}}\n```", "a ``` b ".repeat(n / 8))),
         ),
         ("unclosed key tags in text", Box::new(|n| format!("{{\"title\": web {}}}", "<tags>x ".repeat(n / 8)))),
+        // Round 23: many strings and many edits (each string once looked through every edit).
+        ("numeric strings coerced", Box::new(|n| format!("{{\"ids\": [{}\"0\"]}}", "\"12345\", ".repeat(n / 9)))),
+        ("a key given many times", Box::new(|n| format!("{{{}}}", "\"title\": \"a\", ".repeat(n / 14)))),
         (
             "unclosed parameter tags in text",
             Box::new(|n| format!("{{\"title\": web {}}}", "<parameter name=x ".repeat(n / 18))),
@@ -45,7 +48,8 @@ fn main() {
     }
     let schema = ToolSchema::compile(&serde_json::json!({
         "type": "object",
-        "properties": {"title": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+        "properties": {"title": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+                       "ids": {"type": "array", "items": {"type": "integer"}}},
         "additionalProperties": false
     }))
     .unwrap();

@@ -188,6 +188,39 @@ async fn a_response_longer_than_the_header_read_timeout_still_completes() {
     assert!(text.contains("message_stop"), "{text}");
 }
 
+/// `d0` → `d1`/`e1` → … : a few KB whose every level doubles the ways a validator walks.
+fn diamond_schema(depth: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..depth {
+        let parts =
+            json!({"allOf": [{"$ref": format!("#/$defs/d{}", i + 1)}, {"$ref": format!("#/$defs/e{}", i + 1)}]});
+        defs.insert(format!("d{i}"), parts.clone());
+        defs.insert(format!("e{i}"), parts);
+    }
+    let leaf = toolmend::demo::seed_tools()[0]["input_schema"].clone();
+    defs.insert(format!("d{depth}"), leaf.clone());
+    defs.insert(format!("e{depth}"), leaf);
+    json!({"$ref": "#/$defs/d0", "$defs": defs})
+}
+
+#[tokio::test]
+async fn a_schema_whose_checks_grow_exponentially_is_not_used_and_its_stream_passes_as_it_came() {
+    // Attack round 23: checked, an input against 24 levels of diamonds takes 2^24 steps
+    // (at 24 levels the errors alone filled 4 GB and the sidecar died).
+    let stream = toolmend::demo::SEED_STREAM;
+    let sidecar = Sidecar::start(move |_| Reply::sse(stream, 64)).await;
+    let tools = json!([{"name": "search", "input_schema": diamond_schema(24)}]);
+    let body = json!({"model": "m", "max_tokens": 10, "stream": true, "tools": tools, "messages": []});
+    let response =
+        reqwest::Client::new().post(format!("{}/v1/messages", sidecar.url)).json(&body).send().await.unwrap();
+    assert_eq!(response.text().await.unwrap(), stream, "passed on as it came, not repaired");
+    let events: Value = serde_json::from_str(&sidecar.get("/events").await).unwrap();
+    let reason = &events["events"][0]["reason"];
+    assert_eq!(reason["code"], "unusable_schema", "{events}");
+    assert!(reason["message"].as_str().unwrap().contains("too costly to check"), "{events}");
+    assert!(sidecar.get("/healthz").await.contains("ok"));
+}
+
 /// `toolmend serve` with `args` and `env`, stopped as soon as it listens (or exits): its
 /// exit code (None if it was stopped) and what it logged.
 fn serve_logs(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {

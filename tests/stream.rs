@@ -109,6 +109,32 @@ fn the_seed_call_is_reissued_repaired_and_nothing_else_changes() {
 }
 
 #[test]
+fn a_repair_keeps_the_id_retry_and_comment_lines_of_the_deltas_it_replaces() {
+    // Attack round 23: a client's last event id and retry delay come from these lines.
+    let seed = text(&fixture("seed-malformed.sse"));
+    let mut count = 0;
+    let input: String = seed
+        .split_inclusive("\n\n")
+        .map(|frame| match frame.contains("input_json_delta") {
+            true => {
+                count += 1;
+                frame.replacen("data: ", &format!("id: evt-{count}\n: trace\ndata: "), 1)
+            }
+            false => frame.to_string(),
+        })
+        .collect();
+    let (out, decisions) = run(input.as_bytes());
+    assert_eq!(decisions[0].outcome.status, Status::Repaired);
+    let out = text(&out);
+    let ids: Vec<&str> = out.lines().filter(|line| line.starts_with("id: ")).collect();
+    let expected: Vec<String> = (1..=count).map(|n| format!("id: evt-{n}")).collect();
+    assert_eq!(ids, expected, "every id line, in order");
+    let last_id = out.rfind(&format!("id: evt-{count}")).unwrap();
+    assert!(last_id < out.find("input_json_delta").unwrap(), "before the repaired delta");
+    assert_eq!(out.matches(": trace").count(), count);
+}
+
+#[test]
 fn refused_and_cut_calls_go_out_exactly_as_they_came() {
     for (name, code) in [("refused-tool.sse", "schema_mismatch"), ("max-tokens-cut.sse", "truncated")] {
         let input = fixture(name);

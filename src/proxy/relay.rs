@@ -46,6 +46,14 @@ const FEED_ASIDE_FROM: usize = 64 << 10;
 
 type Fed = (StreamRepairer, Step, Duration);
 
+/// A chunk, or the stream's end, being run through the repair on the blocking pool.
+struct Feeding {
+    task: tokio::task::JoinHandle<Fed>,
+    /// What came with it, for [`Relay::took`]: a chunk (`Some(Ok)`), the upstream's failure, or
+    /// the end (`None`).
+    then: Option<reqwest::Result<()>>,
+}
+
 enum Phase {
     Streaming,
     /// The upstream failed: the chunks before the failure go out, then the error.
@@ -57,8 +65,8 @@ struct Relay {
     app: Arc<App>,
     context: RelayContext,
     machine: StreamRepairer,
-    /// A chunk being fed on the blocking pool, the machine with it.
-    feeding: Option<tokio::task::JoinHandle<Fed>>,
+    /// A chunk or the end being fed on the blocking pool, the machine with it.
+    feeding: Option<Feeding>,
     upstream: BoxStream<'static, reqwest::Result<Bytes>>,
     ready: VecDeque<Bytes>,
     phase: Phase,
@@ -90,30 +98,45 @@ impl Relay {
         }
     }
 
-    /// Runs one upstream chunk (or its end) through the repair; a chunk that may start the
-    /// repair of a large input is fed on the blocking pool (see [`FEED_ASIDE_FROM`]).
+    /// Runs one upstream chunk (or its end) through the repair; with a large input held, on
+    /// the blocking pool (see [`FEED_ASIDE_FROM`]): a chunk may start its repair, and the end
+    /// decides it.
     fn take(&mut self, chunk: Option<reqwest::Result<Bytes>>) {
-        let step = match chunk {
-            Some(Ok(bytes)) if self.machine.held_bytes() >= FEED_ASIDE_FROM => {
-                let placeholder = StreamRepairer::new(self.context.tools.clone(), StreamOptions::default());
-                let mut machine = std::mem::replace(&mut self.machine, placeholder);
-                self.feeding = Some(tokio::task::spawn_blocking(move || {
-                    let began = Instant::now();
-                    let step = machine.feed(&bytes);
-                    (machine, step, began.elapsed())
-                }));
-                return;
-            }
+        let aside = self.machine.held_bytes() >= FEED_ASIDE_FROM;
+        match chunk {
+            Some(Ok(bytes)) if aside => self.aside(move |machine| machine.feed(&bytes), Some(Ok(()))),
             Some(Ok(bytes)) => {
                 let began = Instant::now();
                 let step = self.machine.feed(&bytes);
                 self.overhead += began.elapsed();
-                return self.took(step, Some(Ok(())));
+                self.took(step, Some(Ok(())))
             }
-            Some(Err(error)) => (self.machine.finish(), Some(Err(error))),
-            None => (self.machine.finish(), None),
-        };
-        self.took(step.0, step.1);
+            Some(Err(error)) if aside => self.aside(StreamRepairer::finish, Some(Err(error))),
+            Some(Err(error)) => {
+                let step = self.machine.finish();
+                self.took(step, Some(Err(error)))
+            }
+            None if aside => self.aside(StreamRepairer::finish, None),
+            None => {
+                let step = self.machine.finish();
+                self.took(step, None)
+            }
+        }
+    }
+
+    fn aside(
+        &mut self,
+        run: impl FnOnce(&mut StreamRepairer) -> Step + Send + 'static,
+        then: Option<reqwest::Result<()>>,
+    ) {
+        let placeholder = StreamRepairer::new(self.context.tools.clone(), StreamOptions::default());
+        let mut machine = std::mem::replace(&mut self.machine, placeholder);
+        let task = tokio::task::spawn_blocking(move || {
+            let began = Instant::now();
+            let step = run(&mut machine);
+            (machine, step, began.elapsed())
+        });
+        self.feeding = Some(Feeding { task, then });
     }
 
     /// What a chunk gave: its frames queued for the client, its decisions reported; at the
@@ -154,9 +177,15 @@ impl Relay {
         }
     }
 
-    /// A ping when input has been held for the keep-alive period with nothing sent.
+    fn sent(&mut self, bytes: Bytes) -> Bytes {
+        self.last_sent = Instant::now();
+        bytes
+    }
+
+    /// A ping when input has been held for the keep-alive period with nothing sent (the
+    /// machine is away while a large input is fed: it holds that input).
     fn poll_keepalive(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
-        if !self.machine.is_holding() {
+        if !self.machine.is_holding() && self.feeding.is_none() {
             self.keepalive = None;
             return Poll::Pending;
         }
@@ -189,20 +218,23 @@ impl Stream for Relay {
         let this = self.get_mut();
         loop {
             if let Some(chunk) = this.ready.pop_front() {
-                this.last_sent = Instant::now();
-                return Poll::Ready(Some(Ok(chunk)));
+                return Poll::Ready(Some(Ok(this.sent(chunk))));
             }
             if let Some(feeding) = &mut this.feeding {
-                match std::task::ready!(Pin::new(feeding).poll(cx)) {
+                let fed = match Pin::new(&mut feeding.task).poll(cx) {
+                    Poll::Ready(fed) => fed,
+                    // The input is held while its repair runs: the client is kept alive.
+                    Poll::Pending => return this.poll_keepalive(cx).map(|ping| Some(Ok(this.sent(ping)))),
+                };
+                let then = this.feeding.take().and_then(|feeding| feeding.then);
+                match fed {
                     Ok((machine, step, took)) => {
-                        this.feeding = None;
                         this.machine = machine;
                         this.overhead += took;
-                        this.took(step, Some(Ok(())));
+                        this.took(step, then);
                     }
                     // The repair panicked: the stream cannot go on as it came.
                     Err(error) => {
-                        this.feeding = None;
                         tracing::error!(%error, request_id = %this.context.request_id, "stream repair failed");
                         this.phase = Phase::Done;
                         this.record();
@@ -222,15 +254,7 @@ impl Stream for Relay {
             }
             match this.upstream.poll_next_unpin(cx) {
                 Poll::Ready(chunk) => this.take(chunk),
-                Poll::Pending => {
-                    return match this.poll_keepalive(cx) {
-                        Poll::Ready(ping) => {
-                            this.last_sent = Instant::now();
-                            Poll::Ready(Some(Ok(ping)))
-                        }
-                        Poll::Pending => Poll::Pending,
-                    };
-                }
+                Poll::Pending => return this.poll_keepalive(cx).map(|ping| Some(Ok(this.sent(ping)))),
             }
         }
     }

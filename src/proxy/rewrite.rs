@@ -154,11 +154,14 @@ pub(crate) async fn send_rewritten(
     send(app, method, url, headers.clone(), original.clone()).await.map(Upstream::Streaming)
 }
 
-/// The client's headers with extra `anthropic-beta` values appended (each once).
+/// The client's headers with extra `anthropic-beta` values appended (each once): the values
+/// of every line the client sent, then the new ones, on one line (a list header's lines mean
+/// their values joined; attack round 23 found all but the first line dropped).
 fn with_betas(headers: &HeaderMap, betas: &[String]) -> HeaderMap {
     let mut out = headers.clone();
-    let existing = headers.get("anthropic-beta").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let mut values: Vec<&str> = existing.split(',').map(str::trim).filter(|v| !v.is_empty()).collect();
+    let lines = headers.get_all("anthropic-beta").iter().filter_map(|v| v.to_str().ok());
+    let mut values: Vec<&str> =
+        lines.flat_map(|line| line.split(',')).map(str::trim).filter(|v| !v.is_empty()).collect();
     let before = values.len();
     for beta in betas {
         if !values.contains(&beta.as_str()) {
@@ -185,5 +188,10 @@ mod tests {
         let out = with_betas(&headers, &["b".into(), "c".into()]);
         assert_eq!(out.get("anthropic-beta").unwrap(), "a,b,c");
         assert_eq!(with_betas(&headers, &["a".into()]).get("anthropic-beta").unwrap(), "a, b", "unchanged");
+        headers.append("anthropic-beta", HeaderValue::from_static("d"));
+        let out = with_betas(&headers, &["c".into()]);
+        let lines: Vec<_> = out.get_all("anthropic-beta").iter().collect();
+        assert_eq!(lines, ["a,b,d,c"], "every line's values kept");
+        assert_eq!(with_betas(&headers, &["d".into()]).get_all("anthropic-beta").iter().count(), 2, "unchanged");
     }
 }

@@ -4,6 +4,7 @@
 mod cache;
 mod catalog;
 mod compose;
+mod cost;
 pub(crate) mod member;
 pub mod member_scan;
 mod shape;
@@ -50,6 +51,14 @@ impl ToolSchema {
         let validator = jsonschema::options()
             .build(schema)
             .map_err(|e| SchemaError::at(e.schema_path().as_str(), e.to_string()))?;
+        let checks = cost::checks(schema).map_err(|message| SchemaError::at("", message))?;
+        if checks > cost::MAX_CHECKS {
+            let message = format!(
+                "one check of a value against it can visit over {} subschemas (definitions reached many ways through allOf, anyOf or $ref): too costly to check",
+                cost::MAX_CHECKS
+            );
+            return Err(SchemaError::at("", message));
+        }
         Ok(Self { shapes, validator, source: schema.clone() })
     }
 
@@ -66,6 +75,8 @@ impl ToolSchema {
         if self.validator.is_valid(instance) {
             return None;
         }
-        self.validator.iter_errors(instance).next().map(|e| (e.instance_path().as_str().to_string(), e.to_string()))
+        // `validate` stops at the first error; `iter_errors` would gather them all first.
+        let error = self.validator.validate(instance).err()?;
+        Some((error.instance_path().as_str().to_string(), error.to_string()))
     }
 }

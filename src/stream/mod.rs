@@ -470,6 +470,10 @@ impl StreamRepairer {
                     match &outcome.input {
                         Some(input) if outcome.status == Status::Repaired => {
                             step.chunks.extend(block.extras.iter().cloned());
+                            // The replaced deltas' `id:`, `retry:` and comment lines still reach
+                            // the client (attack round 23).
+                            let replaced = block.frames.iter().filter(|frame| !block.extras.contains(frame));
+                            step.chunks.extend(sse::other_lines(replaced));
                             step.chunks.push(Bytes::from(repaired_delta(block.index, input)));
                         }
                         _ => step.chunks.extend(block.frames.iter().cloned()),

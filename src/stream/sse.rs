@@ -133,6 +133,27 @@ pub fn parse_frame(raw: &[u8]) -> Frame<'_> {
     Frame { event, data, not_utf8: false }
 }
 
+/// The lines of `frames` other than their `event` and `data` fields (`id:`, `retry:`,
+/// comments), as one frame of their own: what a client still reads of frames a repair
+/// replaces (its last event id, its retry delay). `None` when there are none.
+pub fn other_lines<'a>(frames: impl IntoIterator<Item = &'a Bytes>) -> Option<Bytes> {
+    let mut kept = String::new();
+    for frame in frames {
+        let Ok(text) = std::str::from_utf8(frame) else { continue };
+        for line in lines(text).filter(|line| !line.is_empty()) {
+            let field = line.split_once(':').map_or(line, |(field, _)| field);
+            if field != "event" && field != "data" {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+    }
+    (!kept.is_empty()).then(|| {
+        kept.push('\n');
+        Bytes::from(kept)
+    })
+}
+
 /// The lines of `text`, each ended by `\r\n`, `\n` or `\r`.
 fn lines(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
@@ -264,6 +285,18 @@ mod tests {
         splitter.push(b"\n\nevent: ping\n\n", &mut frames);
         assert_eq!(frames[1..], [&b"\n\nevent: ping\n\n"[..]]);
         assert_eq!(splitter.buffered(), 0);
+    }
+
+    #[test]
+    fn the_lines_a_repair_would_drop_are_kept_in_a_frame_of_their_own() {
+        let frames = [
+            Bytes::from_static(b"event: content_block_delta\nid: 41\ndata: {}\n\n"),
+            Bytes::from_static(b": trace=abc\r\nretry: 3000\r\ndata: {}\r\nid: 42\r\n\r\n"),
+        ];
+        let kept = other_lines(&frames).unwrap();
+        assert_eq!(kept, &b"id: 41\n: trace=abc\nretry: 3000\nid: 42\n\n"[..]);
+        assert_eq!(parse_frame(&kept).data, None, "a frame no client dispatches");
+        assert_eq!(other_lines(&[Bytes::from_static(b"event: x\ndata: 1\n\n")]), None);
     }
 
     #[test]
