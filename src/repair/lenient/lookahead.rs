@@ -752,6 +752,10 @@ impl Parser<'_> {
             return false;
         };
         let after = &self.src[spelled.end..];
+        if after.starts_with("://") {
+            // `<https://x.y|link>`, `**http**://`: a URL's scheme, however decorated.
+            return false;
+        }
         let plain = after.trim_start_matches(is_inline_blank);
         let value = match colon_like_len(plain) {
             _ if spelled.colon_inside => after,
