@@ -33,13 +33,18 @@ const MAP: [&str; 4] = ["properties", "patternProperties", "dependentSchemas", "
 /// The checks of `schema`, saturating; `Err` with the reference that cannot be followed here
 /// (one into another document, or by a name no `$anchor` gives), so cannot be bounded.
 pub(crate) fn checks(schema: &Value) -> Result<u64, String> {
-    let mut counter = Counter { root: schema, anchors: anchors(schema), memo: HashMap::new(), open: HashSet::new() };
+    let (bases, anchors) = resources(schema);
+    let mut counter = Counter { bases, anchors, memo: HashMap::new(), open: HashSet::new() };
     counter.cost(schema)
 }
 
 struct Counter<'a> {
-    root: &'a Value,
-    anchors: HashMap<&'a str, &'a Value>,
+    /// The document and every subschema with an `$id` (or draft 4's `id`): a `#/…` pointer
+    /// is read from the resource it stands in, which is one of these. Each is tried, and the
+    /// dearest target counts, so no reading of the ids can make a schema look cheaper.
+    bases: Vec<&'a Value>,
+    /// The nodes each `$anchor` or `$dynamicAnchor` name names, anywhere in the document.
+    anchors: HashMap<&'a str, Vec<&'a Value>>,
     /// Costs by node (its address in the document).
     memo: HashMap<*const Value, u64>,
     /// Nodes being counted: a reference back to one is recursion, which the value's own
@@ -83,8 +88,11 @@ impl<'a> Counter<'a> {
         }
         for name in ["$ref", "$dynamicRef", "$recursiveRef"] {
             if let Some(reference) = map.get(name).and_then(Value::as_str) {
-                let target = self.resolve(reference)?;
-                add(self.cost(target)?);
+                let mut dearest = 0;
+                for target in self.resolve(reference)? {
+                    dearest = dearest.max(self.cost(target)?);
+                }
+                add(dearest);
             }
         }
         self.open.remove(&key);
@@ -92,28 +100,40 @@ impl<'a> Counter<'a> {
         Ok(total)
     }
 
-    fn resolve(&self, reference: &str) -> Result<&'a Value, String> {
+    /// Every node `reference` may name; `Err` when it names none here.
+    fn resolve(&self, reference: &str) -> Result<Vec<&'a Value>, String> {
         let unfollowed = || format!("the reference '{reference}' cannot be followed to bound the schema's checks");
         let fragment = reference.strip_prefix('#').ok_or_else(unfollowed)?;
-        if fragment.is_empty() || fragment.starts_with('/') {
+        let targets: Vec<&'a Value> = if fragment.is_empty() || fragment.starts_with('/') {
             let pointer = percent_decoded(fragment).ok_or_else(unfollowed)?;
-            return self.root.pointer(&pointer).ok_or_else(unfollowed);
+            self.bases.iter().filter_map(|base| base.pointer(&pointer)).collect()
+        } else {
+            self.anchors.get(fragment).cloned().unwrap_or_default()
+        };
+        if targets.is_empty() {
+            return Err(unfollowed());
         }
-        self.anchors.get(fragment).copied().ok_or_else(unfollowed)
+        Ok(targets)
     }
 }
 
-/// The nodes every `$anchor` and `$dynamicAnchor` of the document names.
-fn anchors(schema: &Value) -> HashMap<&str, &Value> {
-    let mut found = HashMap::new();
+/// The resources of the document (itself, and every subschema with an `$id` or `id` string),
+/// and the nodes each anchor name names.
+fn resources(schema: &Value) -> (Vec<&Value>, HashMap<&str, Vec<&Value>>) {
+    let mut bases = vec![schema];
+    let mut anchors: HashMap<&str, Vec<&Value>> = HashMap::new();
     let mut pending = vec![schema];
     while let Some(node) = pending.pop() {
         match node {
             Value::Object(map) => {
                 for name in ["$anchor", "$dynamicAnchor"] {
                     if let Some(anchor) = map.get(name).and_then(Value::as_str) {
-                        found.insert(anchor, node);
+                        anchors.entry(anchor).or_default().push(node);
                     }
+                }
+                let has_id = ["$id", "id"].iter().any(|name| map.get(*name).is_some_and(Value::is_string));
+                if has_id && !std::ptr::eq(node, schema) {
+                    bases.push(node);
                 }
                 pending.extend(map.values());
             }
@@ -121,7 +141,7 @@ fn anchors(schema: &Value) -> HashMap<&str, &Value> {
             _ => {}
         }
     }
-    found
+    (bases, anchors)
 }
 
 /// A URI fragment's `%XX` escapes decoded (`#/$defs/a%20b`); `None` if one is malformed.
@@ -187,6 +207,15 @@ mod tests {
         let escaped = json!({"$defs": {"a b": {"type": "string"}}, "$ref": "#/$defs/a%20b"});
         assert_eq!(checks(&escaped), Ok(2));
         assert!(checks(&json!({"$ref": "other.json#/a"})).is_err());
+        // Inside a resource with its own id, `#/…` may be read from it or from the document:
+        // the dearer target counts.
+        let mut big = diamonds(30);
+        big["$id"] = json!("urn:big");
+        let scoped = json!({
+            "$defs": {"big": big},
+            "properties": {"x": {"$id": "urn:x", "$defs": {"big": {"type": "string"}}, "$ref": "#/$defs/big"}}
+        });
+        assert!(checks(&scoped).unwrap() > MAX_CHECKS);
         assert!(checks(&json!({"$ref": "#nowhere"})).is_err());
     }
 }
