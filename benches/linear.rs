@@ -35,6 +35,8 @@ fn shapes() -> Vec<(&'static str, Builder)> {
         // Round 23: many strings and many edits (each string once looked through every edit).
         ("numeric strings coerced", Box::new(|n| format!("{{\"ids\": [{}\"0\"]}}", "\"12345\", ".repeat(n / 9)))),
         ("a key given many times", Box::new(|n| format!("{{{}}}", "\"title\": \"a\", ".repeat(n / 14)))),
+        // Round 24: escapes inside one long word (each once re-read the word around it).
+        ("line breaks inside a word", Box::new(|n| format!("{{\"title\": \"{}a\",}}", "a\\na".repeat(n / 4)))),
         (
             "unclosed parameter tags in text",
             Box::new(|n| format!("{{\"title\": web {}}}", "<parameter name=x ".repeat(n / 18))),

@@ -188,6 +188,18 @@ async fn a_response_longer_than_the_header_read_timeout_still_completes() {
     assert!(text.contains("message_stop"), "{text}");
 }
 
+#[test]
+fn a_pattern_only_a_backtracking_engine_reads_makes_the_schema_unusable() {
+    // Attack round 24: `^(a|aa)+\1$` backtracked up to its step limit on every string (28 s for
+    // 1,000 strings); patterns are run by a linear-time engine.
+    let backtracking = json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|aa)+\\1$"}}});
+    assert!(toolmend::schema::ToolSchema::compile(&backtracking).is_err());
+    let plain = json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"}}});
+    let schema = toolmend::schema::ToolSchema::compile(&plain).unwrap();
+    assert!(schema.first_violation(&json!({"s": "a-b"})).is_none());
+    assert!(schema.first_violation(&json!({"s": "A"})).is_some());
+}
+
 /// `d0` → `d1`/`e1` → … : a few KB whose every level doubles the ways a validator walks.
 fn diamond_schema(depth: usize) -> Value {
     let mut defs = serde_json::Map::new();

@@ -5,7 +5,7 @@
 //! is the same question asked of the result.
 
 use super::edit::{Edit, EditKind};
-use super::lexeme::{after_drive_letter, path_like_escape};
+use super::lexeme::{after_drive_letter, path_like_escape, text_starts_with_word, PATH_SIGNS};
 use super::outcome::{Outcome, Refusal, RefusalCode, Status};
 use serde_json::Value;
 
@@ -77,7 +77,9 @@ fn doubt_in_text(text: &str) -> Option<Doubt> {
         return Some(Doubt::RareControl);
     }
     // The decoded text's line breaks and tabs are the escapes themselves: only a space ends a word.
-    let inside_word = controls().filter(|&at| at > 0 && word(bytes.get(at - 1)) && word(bytes.get(at + 1)));
+    let before_ok =
+        |at: usize| text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || PATH_SIGNS.contains(&c));
+    let inside_word = controls().filter(|&at| before_ok(at) && text_starts_with_word(&bytes[at + 1..]));
     let letters = inside_word.map(|at| (at, if bytes[at] == b'\n' { b'n' } else { b't' }));
     path_like_escape(text, letters, |b| b == b' ').map(|_| Doubt::InsideWord)
 }
@@ -99,6 +101,8 @@ mod tests {
             ("docs\new\readme.txt", Doubt::InsideWord),
             ("needs\triage", Doubt::InsideWord),
             ("cd src\tests", Doubt::InsideWord),
+            ("cd ..\tests", Doubt::InsideWord),
+            ("café\tables", Doubt::InsideWord),
         ] {
             assert_eq!(doubt_in_text(text), Some(doubt), "{text:?}");
         }

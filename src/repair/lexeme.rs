@@ -122,41 +122,66 @@ pub fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
         && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
 }
 
-/// Whether the escape at `at` is `\n`, `\t` or `\r` between a letter or digit (the last of
-/// `decoded`, the text read so far) and another (`src\tests`, `docs\new`).
+/// Whether the escape at `at` is `\n`, `\t` or `\r` after a letter, a digit or a path's sign
+/// (the last of `decoded`, the text read so far: `src\tests`, `..\tests`, `~\notes`,
+/// `%CD%\tests`, `${root}\tests`) and before a letter or digit.
 pub fn escape_inside_word(decoded: &str, bytes: &[u8], at: usize) -> bool {
     matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r'))
-        && decoded.chars().next_back().is_some_and(|c| c.is_alphanumeric())
-        && bytes.get(at + 2).is_some_and(u8::is_ascii_alphanumeric)
+        && decoded.chars().next_back().is_some_and(|c| c.is_alphanumeric() || PATH_SIGNS.contains(&c))
+        && text_starts_with_word(&bytes[at + 2..])
 }
 
-/// Of escapes between letters in `text` (each at its offset, with the escape's letter), the
-/// first that may be a path's backslash: a `\t` or `\r` (`cd src\tests`, `needs\triage`), or
-/// a `\n` in a word that ends in a file's extension (`type docs\new\readme.txt`; `line1\nline2`
-/// is two lines). A word runs between blanks, as `blank` tells them.
+/// Signs a path's parts end in before a backslash.
+pub const PATH_SIGNS: [char; 6] = ['.', '~', '%', '}', ')', '$'];
+
+/// Whether `bytes` starts with a letter or digit (of any script).
+pub fn text_starts_with_word(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(4)];
+    let text = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        Err(error) => std::str::from_utf8(&head[..error.valid_up_to()]).unwrap_or_default(),
+    };
+    text.chars().next().is_some_and(char::is_alphanumeric)
+}
+
+/// Of escapes between letters in `text` (each at its offset, with the escape's letter, in
+/// order), the first that may be a path's backslash: a `\t` or `\r` (`cd src\tests`), or a
+/// `\n` in a word whose rest names a file (a `.` before a letter: `docs\new\readme.txt`,
+/// `src\notes.md:12`) or that keeps a backslash of its own (`C:\\x\new`); `line1\nline2` is
+/// two lines. A word runs between blanks, as `blank` tells them. Each word is read once.
 pub fn path_like_escape(
     text: &str,
-    mut escapes: impl Iterator<Item = (usize, u8)>,
+    escapes: impl Iterator<Item = (usize, u8)>,
     blank: impl Fn(u8) -> bool,
 ) -> Option<usize> {
     let bytes = text.as_bytes();
-    escapes
-        .find(|&(at, letter)| {
-            let end = bytes[at..].iter().position(|&b| blank(b)).map_or(bytes.len(), |n| at + n);
-            let word = text[..end].trim_end_matches(['\'', '"', ',', ';', ')', ']', '}', '`']);
-            letter != b'n' || ends_in_extension(word)
-        })
-        .map(|(at, _)| at)
-}
-
-/// `readme.txt`, `build.ps1`: a dot, then one to five letters or digits at the end, one a letter.
-pub fn ends_in_extension(text: &str) -> bool {
-    let Some((stem, extension)) = text.rsplit_once('.') else { return false };
-    let stem = stem.rsplit([' ', '/', '\\']).next().unwrap_or(stem);
-    !stem.is_empty()
-        && (1..=5).contains(&extension.len())
-        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
-        && extension.bytes().any(|b| b.is_ascii_alphabetic())
+    // The end of the word read last, and whether the rest of it from its first escape names a
+    // file or holds another backslash.
+    let mut word: Option<(usize, bool)> = None;
+    for (at, letter) in escapes {
+        if letter != b'n' {
+            return Some(at);
+        }
+        let named = match word {
+            Some((end, named)) if at < end => named,
+            _ => {
+                let start = bytes[..at].iter().rposition(|&b| blank(b)).map_or(0, |n| n + 1);
+                let end = bytes[at..].iter().position(|&b| blank(b)).map_or(bytes.len(), |n| at + n);
+                let rest = &bytes[(at + 2).min(end)..end];
+                // A backslash the text keeps (`\\\\` written, or one a decoding left) beside it.
+                let kept_backslash = |part: &[u8]| part.windows(2).any(|w| w == b"\\\\");
+                let named = kept_backslash(&bytes[start..at])
+                    || kept_backslash(rest)
+                    || rest.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic());
+                word = Some((end, named));
+                named
+            }
+        };
+        if named {
+            return Some(at);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -167,17 +192,18 @@ mod tests {
     fn a_path_like_escape_is_a_tab_or_cr_or_a_break_in_a_file_name() {
         let raw_blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n');
         let first = |text: &str| {
-            let escapes = memchr::memchr_iter(b'\\', text.as_bytes()).map(|at| (at, text.as_bytes()[at + 1]));
+            let letters = memchr::memchr_iter(b'\\', text.as_bytes()).map(|at| (at, text.as_bytes()[at + 1]));
+            let escapes = letters.filter(|&(_, letter)| matches!(letter, b'n' | b't' | b'r'));
             path_like_escape(text, escapes, raw_blank)
         };
         assert_eq!(first("cd src\\tests"), Some(6));
         assert_eq!(first("type docs\\new\\readme.txt now"), Some(9));
         assert_eq!(first("cat 'a\\nb.md'"), Some(6), "quotes after the name");
+        assert_eq!(first("type src\\notes.md:12"), Some(8), "a line number after the name");
         assert_eq!(first("printf line1\\nline2.txt"), Some(12));
         assert_eq!(first("printf line1\\nline2 x.txt"), None, "the name is another word");
-        assert!(ends_in_extension("build.ps1") && ends_in_extension("a.b.tar"));
-        assert!(!ends_in_extension("v1.2") && !ends_in_extension(".env") && !ends_in_extension("x.abcdef"));
-        assert!(!ends_in_extension("dir/.env"));
+        assert_eq!(first("printf line1\\nline2"), None);
+        assert_eq!(first("dir C:\\\\x\\new"), Some(9), "a word with a backslash of its own");
     }
 
     #[test]

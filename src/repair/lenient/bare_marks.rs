@@ -43,6 +43,18 @@ impl Parser<'_> {
                 start,
             ));
         }
+        if at_list
+            && (text.contains("\\,")
+                || text.split(',').rev().skip(1).any(opens_angle)
+                || comma_after && opens_angle(text))
+        {
+            // `echo a\, b`: a shell's escaped comma; `HashMap<String, Vec<u8>>`: a generic
+            // type's brackets around the comma (attack round 24). One item, or items?
+            return Err(ambiguous(
+                "an escaped comma or angle brackets around a comma where a list may stand: one item, or items?",
+                start,
+            ));
+        }
         if at_list && text.contains(OTHER_COMMAS) {
             // `[東京、大阪]`, `[القوة القاهرة، المسؤولية]`: the list comma of the text's script.
             return Err(ambiguous(
@@ -340,6 +352,12 @@ fn glued_single_quote_holds_comma(text: &str) -> bool {
         at = close + 1;
     }
     false
+}
+
+/// Whether `text` leaves a `<` open after a word (`HashMap<String`): a generic's bracket.
+fn opens_angle(text: &str) -> bool {
+    let opened = text.match_indices('<').filter(|(at, _)| text[..*at].ends_with(|c: char| c.is_alphanumeric())).count();
+    opened > text.matches('>').count()
 }
 
 /// Whether `text` opens a tag named `name` (`<name>`, `<name attr…>`).

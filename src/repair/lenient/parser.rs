@@ -723,7 +723,10 @@ impl<'s> Parser<'s> {
                 continue;
             }
             if let (Some(comma), Some(b'{')) = (trailing_comma, self.byte(pos)) {
-                if unpaired && !members.is_empty() && self.parent_kind() == Some(FrameKind::Array) {
+                // Only with one array open: in `[{"kids": [{"a": 2, {"a": 3}]}` the next item may
+                // be the inner array's or the outer one's (attack round 24).
+                let one_array = self.frames.iter().filter(|f| f.kind == FrameKind::Array).count() == 1;
+                if unpaired && !members.is_empty() && one_array && self.parent_kind() == Some(FrameKind::Array) {
                     // `[{"path": "a", {"path": "b"}]`: an item's `}` lost before the next item
                     // (a key is wanted here, and a `{` is no key's start): the comma is the array's.
                     self.edit(EditKind::InsertCloser, comma..comma);
