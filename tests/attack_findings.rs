@@ -424,4 +424,9 @@ fn an_items_brace_lost_before_the_next_item_is_put_back_only_where_nothing_else_
             r#"{"path": "a.ts", "edits": [{"oldText": "a", {"oldText": "c", "newText": "d"}]}"#,
         ],
     );
+    // A `{` opening no key of the item's may be a stray one inside it: one item, or two?
+    let files = ToolSchema::compile(&json!({"type": "object", "properties": {"files": {"type": "array", "items": {
+        "type": "object", "properties": {"path": {"type": "string"}, "recursive": {"type": "boolean"}}}}}}))
+    .unwrap();
+    refuses(&files, &[r#"{"files": [{"path": "a", {"recursive": true}]}"#]);
 }

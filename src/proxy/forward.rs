@@ -145,12 +145,12 @@ pub async fn forward(State(app): State<Arc<App>>, request: Request) -> Response 
 /// Whether a response is an SSE stream whose frames can be read as they come: one with a
 /// `content-encoding` (gzip, say) passes through unread, like any other body (attack round 21).
 fn is_plain_event_stream(headers: &HeaderMap) -> bool {
-    let text = |name| headers.get(name).map(|value: &HeaderValue| value.to_str().ok());
-    let plain = match text(header::CONTENT_ENCODING) {
-        None => true,
-        Some(encoding) => encoding.is_some_and(|encoding| encoding.trim().eq_ignore_ascii_case("identity")),
-    };
-    plain && text(header::CONTENT_TYPE).flatten().is_some_and(is_event_stream)
+    // Every coding on every line must be `identity` (`identity` then `gzip` on two lines is gzip).
+    let plain = headers.get_all(header::CONTENT_ENCODING).iter().all(|line| {
+        line.to_str().is_ok_and(|codings| codings.split(',').all(|c| c.trim().eq_ignore_ascii_case("identity")))
+    });
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|value: &HeaderValue| value.to_str().ok());
+    plain && content_type.is_some_and(is_event_stream)
 }
 
 /// Whether a `content-type` names an SSE stream: media types are case-blind
@@ -381,5 +381,11 @@ mod tests {
             assert!(!is_plain_event_stream(&headers), "{encoding}");
         }
         assert!(!is_plain_event_stream(&headers(&[("content-type", "application/json")])));
+        let two_lines = headers(&[
+            ("content-type", "text/event-stream"),
+            ("content-encoding", "identity"),
+            ("content-encoding", "gzip"),
+        ]);
+        assert!(!is_plain_event_stream(&two_lines), "every line counts");
     }
 }

@@ -81,7 +81,7 @@ fn doubt_in_text(text: &str) -> Option<Doubt> {
         |at: usize| text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || PATH_SIGNS.contains(&c));
     let inside_word = controls().filter(|&at| before_ok(at) && text_starts_with_word(&bytes[at + 1..]));
     let letters = inside_word.map(|at| (at, if bytes[at] == b'\n' { b'n' } else { b't' }));
-    path_like_escape(text, letters, |b| b == b' ').map(|_| Doubt::InsideWord)
+    path_like_escape(text, letters, |b| b == b' ', b"\\").map(|_| Doubt::InsideWord)
 }
 
 #[cfg(test)]
@@ -103,6 +103,7 @@ mod tests {
             ("cd src\tests", Doubt::InsideWord),
             ("cd ..\tests", Doubt::InsideWord),
             ("café\tables", Doubt::InsideWord),
+            ("dir C:\\x\new", Doubt::InsideWord),
         ] {
             assert_eq!(doubt_in_text(text), Some(doubt), "{text:?}");
         }

@@ -148,11 +148,13 @@ pub fn text_starts_with_word(bytes: &[u8]) -> bool {
 /// order), the first that may be a path's backslash: a `\t` or `\r` (`cd src\tests`), or a
 /// `\n` in a word whose rest names a file (a `.` before a letter: `docs\new\readme.txt`,
 /// `src\notes.md:12`) or that keeps a backslash of its own (`C:\\x\new`); `line1\nline2` is
-/// two lines. A word runs between blanks, as `blank` tells them. Each word is read once.
+/// two lines. A word runs between blanks, as `blank` tells them; a backslash of its own is
+/// `kept` (`\\\\` as written in JSON, `\\` once decoded). Each word is read once.
 pub fn path_like_escape(
     text: &str,
     escapes: impl Iterator<Item = (usize, u8)>,
     blank: impl Fn(u8) -> bool,
+    kept: &[u8],
 ) -> Option<usize> {
     let bytes = text.as_bytes();
     // The end of the word read last, and whether the rest of it from its first escape names a
@@ -169,7 +171,7 @@ pub fn path_like_escape(
                 let end = bytes[at..].iter().position(|&b| blank(b)).map_or(bytes.len(), |n| at + n);
                 let rest = &bytes[(at + 2).min(end)..end];
                 // A backslash the text keeps (`\\\\` written, or one a decoding left) beside it.
-                let kept_backslash = |part: &[u8]| part.windows(2).any(|w| w == b"\\\\");
+                let kept_backslash = |part: &[u8]| part.windows(kept.len()).any(|w| w == kept);
                 let named = kept_backslash(&bytes[start..at])
                     || kept_backslash(rest)
                     || rest.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_alphabetic());
@@ -194,7 +196,7 @@ mod tests {
         let first = |text: &str| {
             let letters = memchr::memchr_iter(b'\\', text.as_bytes()).map(|at| (at, text.as_bytes()[at + 1]));
             let escapes = letters.filter(|&(_, letter)| matches!(letter, b'n' | b't' | b'r'));
-            path_like_escape(text, escapes, raw_blank)
+            path_like_escape(text, escapes, raw_blank, b"\\\\")
         };
         assert_eq!(first("cd src\\tests"), Some(6));
         assert_eq!(first("type docs\\new\\readme.txt now"), Some(9));

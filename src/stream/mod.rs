@@ -17,7 +17,7 @@ use crate::repair::{is_valid_for_cli, parse_as_cli, repair, Outcome, Refusal, Re
 use crate::schema::ToolCatalog;
 use bytes::Bytes;
 use messages::{repaired_delta, Event};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -472,7 +472,8 @@ impl StreamRepairer {
                             step.chunks.extend(block.extras.iter().cloned());
                             // The replaced deltas' `id:`, `retry:` and comment lines still reach
                             // the client (attack round 23).
-                            let replaced = block.frames.iter().filter(|frame| !block.extras.contains(frame));
+                            let extras: HashSet<*const u8> = block.extras.iter().map(|f| f.as_ptr()).collect();
+                            let replaced = block.frames.iter().filter(|frame| !extras.contains(&frame.as_ptr()));
                             step.chunks.extend(sse::other_lines(replaced));
                             step.chunks.push(Bytes::from(repaired_delta(block.index, input)));
                         }

@@ -5,7 +5,8 @@ use bytes::{Bytes, BytesMut};
 use std::borrow::Cow;
 
 /// Splits a byte stream into frames, each ending with its blank line. Frames are split off
-/// one buffer and frozen, not copied.
+/// one buffer and frozen, not copied. A frame ended at a blank `\r` that came last in a chunk
+/// may be followed by that line end's `\n`: it goes out first in the next frame.
 #[derive(Default)]
 pub struct FrameSplitter {
     buffer: BytesMut,

@@ -726,7 +726,19 @@ impl<'s> Parser<'s> {
                 // Only with one array open: in `[{"kids": [{"a": 2, {"a": 3}]}` the next item may
                 // be the inner array's or the outer one's (attack round 24).
                 let one_array = self.frames.iter().filter(|f| f.kind == FrameKind::Array).count() == 1;
-                if unpaired && !members.is_empty() && one_array && self.parent_kind() == Some(FrameKind::Array) {
+                // And only where the next object starts with a key this item has: else the `{` may
+                // be a stray one inside this item (`[{"path": "a", {"recursive": true}]`, one item).
+                let repeats_a_key = {
+                    let inner = self.skip_ws_quiet(pos + 1);
+                    let name = self.src[inner..].strip_prefix('"').and_then(|r| r.split_once('"')).map(|(n, _)| n);
+                    name.is_some_and(|name| members.iter().any(|member| member.key == name))
+                };
+                if unpaired
+                    && !members.is_empty()
+                    && one_array
+                    && repeats_a_key
+                    && self.parent_kind() == Some(FrameKind::Array)
+                {
                     // `[{"path": "a", {"path": "b"}]`: an item's `}` lost before the next item
                     // (a key is wanted here, and a `{` is no key's start): the comma is the array's.
                     self.edit(EditKind::InsertCloser, comma..comma);

@@ -178,7 +178,7 @@ impl Parser<'_> {
         }
         let body = &self.src[open + 1..end - 1];
         let letters = word_escapes.iter().map(|&at| (at - open - 1, bytes[at + 1]));
-        if let Some(at) = lexeme::path_like_escape(body, letters, |b| matches!(b, b' ' | b'\t' | b'\n')) {
+        if let Some(at) = lexeme::path_like_escape(body, letters, |b| matches!(b, b' ' | b'\t' | b'\n'), b"\\\\") {
             // A word of the text, a path or a name: `src\tests` is a path's backslash as often
             // as a tab.
             return Err(SyntaxError::new(
