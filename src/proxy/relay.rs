@@ -103,24 +103,23 @@ impl Relay {
     /// decides it.
     fn take(&mut self, chunk: Option<reqwest::Result<Bytes>>) {
         let aside = self.machine.held_bytes() >= FEED_ASIDE_FROM;
-        match chunk {
-            Some(Ok(bytes)) if aside => self.aside(move |machine| machine.feed(&bytes), Some(Ok(()))),
-            Some(Ok(bytes)) => {
-                let began = Instant::now();
-                let step = self.machine.feed(&bytes);
-                self.overhead += began.elapsed();
-                self.took(step, Some(Ok(())))
-            }
-            Some(Err(error)) if aside => self.aside(StreamRepairer::finish, Some(Err(error))),
-            Some(Err(error)) => {
-                let step = self.machine.finish();
-                self.took(step, Some(Err(error)))
-            }
-            None if aside => self.aside(StreamRepairer::finish, None),
-            None => {
-                let step = self.machine.finish();
-                self.took(step, None)
-            }
+        // An upstream error ends the input as the stream's end does; what follows differs.
+        let (bytes, then) = match chunk {
+            Some(Ok(bytes)) => (Some(bytes), Some(Ok(()))),
+            Some(Err(error)) => (None, Some(Err(error))),
+            None => (None, None),
+        };
+        let run = move |machine: &mut StreamRepairer| match &bytes {
+            Some(bytes) => machine.feed(bytes),
+            None => machine.finish(),
+        };
+        if aside {
+            self.aside(run, then);
+        } else {
+            let began = Instant::now();
+            let step = run(&mut self.machine);
+            self.overhead += began.elapsed();
+            self.took(step, then);
         }
     }
 

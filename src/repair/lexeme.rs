@@ -122,13 +122,20 @@ pub fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
         && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
 }
 
-/// Whether the escape at `at` is `\n`, `\t` or `\r` after a letter, a digit or a path's sign
+/// Whether the escape at `at` is `\n`, `\t` or `\r` after a letter, a digit, a path's sign
 /// (the last of `decoded`, the text read so far: `src\tests`, `..\tests`, `~\notes`,
-/// `%CD%\tests`, `${root}\tests`) and before a letter or digit.
+/// `%CD%\tests`, `${root}\tests`) or a space (a path from the drive's root: `cd \tests`) and
+/// before a letter or digit.
 pub fn escape_inside_word(decoded: &str, bytes: &[u8], at: usize) -> bool {
     matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r'))
-        && decoded.chars().next_back().is_some_and(|c| c.is_alphanumeric() || PATH_SIGNS.contains(&c))
+        && decoded.chars().next_back().is_some_and(starts_a_path_part)
         && text_starts_with_word(&bytes[at + 2..])
+}
+
+/// Whether a backslash after `c` may be a path's: after a letter or digit, a path's sign, or a
+/// space before a path from the drive's root (`type \notes.txt`).
+pub fn starts_a_path_part(c: char) -> bool {
+    c.is_alphanumeric() || c == ' ' || PATH_SIGNS.contains(&c)
 }
 
 /// Signs a path's parts end in before a backslash.

@@ -183,7 +183,7 @@ impl Parser<'_> {
             // as a tab.
             return Err(SyntaxError::new(
                 RefusalCode::Ambiguous,
-                "a letter escape between letters inside a word: a path's backslash, or a line break or tab?",
+                "a letter escape inside a word, or after a space before one: a path's backslash, or a line break or tab?",
                 open + 1 + at,
             ));
         }
