@@ -1302,6 +1302,15 @@ impl<'s> Parser<'s> {
                 start,
             ));
         }
+        if runs_to_end && !self.frames.is_empty() && !text.contains('\n') {
+            // `{"command": rm -rf ~/` and the end, nothing closed: as a number's digits, the
+            // words may go on (`~/project/build`), and the value is cut.
+            return Err(SyntaxError::new(
+                RefusalCode::Truncated,
+                "the input ends inside unquoted text with nothing closed: its words may go on",
+                start,
+            ));
+        }
         if runs_to_end && !self.frames.is_empty() && text.contains('\n') {
             // The object never closes: the lines after the first may be outside the call.
             return self.error("an unclosed value runs over several lines to the end", start);
