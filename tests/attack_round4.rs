@@ -50,10 +50,12 @@ fn the_objects_own_closer_is_a_reading_whatever_follows_it() {
         RepairOptions { stop_reason: Some("tool_use".into()), tool: Some("Bash".into()), ..RepairOptions::default() };
     let outcome = repair("Bash({\"command\": find . -exec rm {})", Some(&bash()), &options);
     assert!(!matches!(outcome.status, Status::Repaired), "{:?}", outcome.input);
-    // `]` and `)` cannot close the root object: no second reading.
+    // `]` and `)` cannot close the root object, but with nothing closed at the end the text
+    // may have gone on (attack round 25): cut, not repaired.
+    refuses(&write(), &["{\"file_path\": \"/a.py\", \"content\": x = [1, 2]"]);
     repairs_to(
         &write(),
-        "{\"file_path\": \"/a.py\", \"content\": x = [1, 2]",
+        "{\"file_path\": \"/a.py\", \"content\": x = [1, 2]}",
         json!({"file_path": "/a.py", "content": "x = [1, 2]"}),
     );
 }

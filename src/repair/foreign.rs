@@ -68,8 +68,10 @@ fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
 /// (`<parameter name="K">`, `<parameter=K>`, `<arg_key>K</arg_key>`): text that is also a
 /// reading as that syntax, the tags leaked into a value. Tags are read as loosely as the guard
 /// reads them (`<Parameter NAME = K>`, `name=“K”`). Where the keys are unknown (`None`: a
-/// schema or branch without properties), any key a tag names may be one.
-pub fn names_declared_key(text: &str, declared: Option<&[&str]>) -> Option<String> {
+/// schema or branch without properties), any key a tag names may be one. A tag naming `own`,
+/// the key whose value `text` is, is not counted: a model switching to tags goes on with the
+/// next parameter, and an XML file's content may name its own (`content`).
+pub fn names_declared_key(text: &str, declared: Option<&[&str]>, own: Option<&str>) -> Option<String> {
     tag::heads(text).find_map(|tag| {
         if tag.closing {
             return None;
@@ -84,16 +86,8 @@ pub fn names_declared_key(text: &str, declared: Option<&[&str]>) -> Option<Strin
             _ => return None,
         };
         let known = declared.is_none_or(|keys| keys.contains(&key.as_str()));
-        (known && !key.is_empty()).then_some(key)
+        (known && !key.is_empty() && own != Some(key.as_str())).then_some(key)
     })
-}
-
-/// The first declared key a parameter tag names after a closing tag of the syntax (`npm test⏎
-/// </parameter>⏎<parameter name="timeout">`): a value ended there and the next began. A pair of
-/// tags the text opens and closes itself (`<parameter name="command">ls</parameter>` in an XML
-/// file's content) is not that shape.
-pub fn names_declared_key_after_close(text: &str, declared: Option<&[&str]>) -> Option<String> {
-    names_declared_key(&text[tag::first_parameter_close(text)?..], declared)
 }
 
 /// A value's text beyond its tags: no damaged closing tag, no doubled `>`, no entity.

@@ -250,9 +250,13 @@ fn lenient_readings(
             Ok(mut document) => {
                 let members = std::mem::take(&mut document.text_as_member);
                 let kept_as_text = document.key_kept_as_text;
+                let kept_in_nested = std::mem::take(&mut document.kept_in_nested);
                 match align_document(document, shapes) {
                     Ok(reading) => {
                         if let Some(why) = broken_by_members(readings, &reading.value, &members) {
+                            readings.doubt(why);
+                        }
+                        if let Some(why) = broken_where_kept(readings, &reading.value, &kept_in_nested) {
                             readings.doubt(why);
                         }
                         if let Some(at) = kept_as_text.filter(|_| readings.violation(&reading.value).is_none()) {
@@ -294,6 +298,18 @@ fn broken_by_members(readings: &Readings, value: &Value, members: &[String]) -> 
         readings.violation(&without_members(value, members)).as_ref() == Some(&(pointer.clone(), message.clone()));
     (!unchanged || members.iter().any(|name| blames(name, &pointer, &message)))
         .then(|| format!("the schema rejects it: '{pointer}': {message}"))
+}
+
+/// Why `value` breaks the schema at a member kept in a nested object whose `}` may have been
+/// lost before it (`"settings": {"retries": 3, "mode": "debug"` where only the top level takes
+/// `debug`): the model may have meant it there, so a reading moving it out is not the only one.
+fn broken_where_kept(readings: &Readings, value: &Value, kept: &[String]) -> Option<String> {
+    if kept.is_empty() {
+        return None;
+    }
+    let (pointer, message) = readings.violation(value)?;
+    let at_kept = |member: &String| pointer == *member || pointer.starts_with(&format!("{member}/"));
+    kept.iter().any(at_kept).then(|| format!("kept in the nested object it breaks the schema: '{pointer}': {message}"))
 }
 
 /// `value` without the members taken from text, wherever they are: if the schema's complaint

@@ -4,7 +4,7 @@
 
 use super::edit::{Edit, EditKind};
 use super::envelope::envelope;
-use super::lenient::{Node, NodeKind};
+use super::lenient::Node;
 use super::outcome::{Refusal, RefusalCode};
 use crate::schema::ToolSchema;
 use serde_json::Value;
@@ -98,48 +98,20 @@ impl<'a> Readings<'a> {
         Ok(())
     }
 
-    /// A declared key that a string of the reading names in foreign call tags, where the
-    /// string needed an edit (`"npm test</parameter>⏎<parameter name="description">Run"`), or
-    /// where the tags close a value and open the next parameter even in a string that needed
-    /// none (`"npm test\n</parameter>\n<parameter name=\"timeout\">5"`): the tags' reading of
-    /// it is a second one.
+    /// A declared key that a string of the reading names in a foreign call's opening tag
+    /// (`"npm test</parameter>⏎<parameter name="description">Run"`, `"npm test\n<parameter
+    /// name=\"timeout\">600000</parameter>"`): the model may have switched to the tags for the
+    /// next parameter, and the tags' reading of it is a second one — whether or not the string
+    /// needed an edit, and even where the text closes the tag itself (a reading that had to be
+    /// repaired is no place to tell an XML file's tags from a leaked call: attack round 25).
     fn leaked_tags(&self, reading: &Reading) -> Option<String> {
         let schema = self.schema?;
         let declared = schema.shapes().known_keys(schema.shapes().root());
         let declared = declared.as_deref();
-        let Some(tree) = reading.tree.as_ref() else {
-            // An envelope's input, taken off whole: its strings were not edited, so only the
-            // close-then-open shape is a second reading (attack round 14).
-            let unwrapped = reading.edits.iter().any(|e| e.kind == EditKind::UnwrapEnvelope);
-            return unwrapped.then(|| leaked_in_value(&reading.value, declared)).flatten();
-        };
-        // Edits by where they start, so that finding a string's own is a search, not a walk
-        // over every edit for every string (a 600 KB input holds tens of thousands of each).
-        let mut edits: Vec<[usize; 2]> = reading.edits.iter().map(|e| e.span).collect();
-        edits.sort_unstable();
-        let mut pending = vec![tree];
-        while let Some(node) = pending.pop() {
-            match &node.kind {
-                NodeKind::Object(members) => pending.extend(members.iter().map(|m| &m.value)),
-                NodeKind::Array(items) | NodeKind::List(items) => pending.extend(items),
-                NodeKind::Str(text) | NodeKind::Bare(text) => {
-                    let first = edits.partition_point(|span| span[0] < node.span.start);
-                    let edited = edits[first..]
-                        .iter()
-                        .take_while(|span| span[0] < node.span.end)
-                        .any(|span| span[1] <= node.span.end);
-                    let named = match edited {
-                        true => super::foreign::names_declared_key(text, declared),
-                        false => super::foreign::names_declared_key_after_close(text, declared),
-                    };
-                    if named.is_some() {
-                        return named;
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+        // A reading the lenient grammar gave, or an envelope's input taken off whole; the others
+        // decoded JSON as it was written.
+        let read_loosely = reading.tree.is_some() || reading.edits.iter().any(|e| e.kind == EditKind::UnwrapEnvelope);
+        read_loosely.then(|| leaked_in_value(&reading.value, declared, None)).flatten()
     }
 
     /// A reading that did not get as far as a fitting value. The refusal kept is the one that
@@ -198,12 +170,13 @@ impl<'a> Readings<'a> {
     }
 }
 
-/// A key that a string anywhere in `value` names in tags after a closing tag of the syntax.
-fn leaked_in_value(value: &Value, declared: Option<&[&str]>) -> Option<String> {
+/// A declared key that a string anywhere in `value` names in a foreign call's opening tag, other
+/// than the key the string is the value of (`own`).
+fn leaked_in_value(value: &Value, declared: Option<&[&str]>, own: Option<&str>) -> Option<String> {
     match value {
-        Value::String(text) => super::foreign::names_declared_key_after_close(text, declared),
-        Value::Array(items) => items.iter().find_map(|item| leaked_in_value(item, declared)),
-        Value::Object(map) => map.values().find_map(|item| leaked_in_value(item, declared)),
+        Value::String(text) => super::foreign::names_declared_key(text, declared, own),
+        Value::Array(items) => items.iter().find_map(|item| leaked_in_value(item, declared, own)),
+        Value::Object(map) => map.iter().find_map(|(key, item)| leaked_in_value(item, declared, Some(key))),
         _ => None,
     }
 }

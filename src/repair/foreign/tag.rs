@@ -120,13 +120,6 @@ pub fn holds_call_tags(text: &str) -> bool {
         })
 }
 
-/// Where the first closing tag of a parameter, a GLM key or a GLM value in `text` starts.
-pub fn first_parameter_close(text: &str) -> Option<usize> {
-    heads(text)
-        .find(|tag| tag.closing && ["parameter", "arg_value", "arg_key"].iter().any(|n| tag.name.starts_with(n)))
-        .map(|tag| tag.at)
-}
-
 /// `name="K"`, `name='K'` or `=K` (the `<parameter=K>` form).
 pub fn parameter_name(attributes: &str) -> Option<String> {
     if let Some(rest) = attributes.strip_prefix('=') {

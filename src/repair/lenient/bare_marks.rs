@@ -267,6 +267,33 @@ impl Parser<'_> {
         }
     }
 
+    /// A quoted stretch from `open` to `after` that ends a list item after words and a blank
+    /// (`[npm ci "npm test"]`, `src/main.rs 'src/lib.rs', x`): one item with quotes in its text,
+    /// or a quoted item whose comma before it was lost?
+    pub(super) fn refuse_quoted_item_after_words(
+        &self,
+        open: usize,
+        after: usize,
+        run_start: usize,
+        shape: ShapeId,
+    ) -> Result<(), SyntaxError> {
+        let before = &self.src[run_start..open];
+        let words = before.trim_end_matches([' ', '\t']);
+        // After a comma (`sauna, "hot, dry"`) the stretch is an item already; after a colon
+        // (`"text": "done"`) it is a member's value the run may hold.
+        let after_word = words.len() < before.len()
+            && words.chars().next_back().is_some_and(|c| c.is_alphanumeric() || "._-/~*+@#%$".contains(c));
+        let rest = self.src[after..].trim_start_matches([' ', '\t']);
+        let ends_item = rest.is_empty() || rest.starts_with([',', ']', '}', ')']);
+        if after_word && ends_item && self.at_list_position(shape) {
+            return Err(ambiguous(
+                "a quoted stretch ends a list item after words: one item with quotes in it, or an item whose comma before it was lost?",
+                open,
+            ));
+        }
+        Ok(())
+    }
+
     /// A quoted stretch of bare text from `open` to `after` at a list position, glued to a word
     /// on either side and holding a comma (`[foo"a, b"bar]`, `a"x, y"`): one item with quotes
     /// in its text, or items whose separator the stretch hides.

@@ -304,7 +304,7 @@ pub(super) fn is_closer(byte: u8) -> bool {
     matches!(byte, b'}' | b']')
 }
 
-impl Parser<'_> {
+impl<'s> Parser<'s> {
     /// Skips whitespace and comments without recording anything.
     pub(super) fn skip_ws_quiet(&self, mut pos: usize) -> usize {
         while pos < self.src.len() {
@@ -899,8 +899,8 @@ impl Parser<'_> {
     /// Whether the key at `pos`, inside a nested object, is one an enclosing object takes (the
     /// parent, or further out: two closers may be lost): one it declares, or any name where its
     /// schema lets undeclared members through (`{"filters": {"lang": "rust", "limit": 10, …`
-    /// under an open top level: `limit` may be the top level's).
-    pub(super) fn ancestor_takes_key_at(&self, pos: usize) -> bool {
+    /// under an open top level: `limit` may be the top level's). The key's name, if so.
+    pub(super) fn ancestor_takes_key_at(&self, pos: usize) -> Option<&'s str> {
         let ancestors: Vec<&Frame<'_>> = self
             .frames
             .iter()
@@ -910,7 +910,7 @@ impl Parser<'_> {
             .filter(|f| f.keys.is_some())
             .collect();
         if ancestors.is_empty() {
-            return false;
+            return None;
         }
         let bytes = self.src.as_bytes();
         let name = match bytes.get(pos) {
@@ -918,16 +918,17 @@ impl Parser<'_> {
                 let Some(len) =
                     bytes.get(pos + 1..).and_then(|rest| rest.iter().position(|&b| b == quote || b == b'\n'))
                 else {
-                    return false;
+                    return None;
                 };
                 &self.src[pos + 1..pos + 1 + len]
             }
             _ => match self.unquoted_key_len(pos) {
                 Some(len) => &self.src[pos..pos + len],
-                None => return false,
+                None => return None,
             },
         };
-        ancestors.iter().any(|f| f.open || f.keys.as_ref().is_some_and(|keys| keys.contains(&name)))
+        let takes = ancestors.iter().any(|f| f.open || f.keys.as_ref().is_some_and(|keys| keys.contains(&name)));
+        takes.then_some(name)
     }
 
     /// A closer that closes nothing open inside an object (`["a"]], "b": 1`): where it ends,

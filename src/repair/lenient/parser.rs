@@ -46,6 +46,9 @@ pub struct Document {
     /// Where this reading kept a member's shape (`, dry_run: true`, `, @dry_run: true`) as
     /// text: the model may have meant a member, whether or not a member reading parses.
     pub key_kept_as_text: Option<usize>,
+    /// Pointers of members this reading kept in a nested object whose `}` may be lost before
+    /// them, where an enclosing object takes the key too (see [`Parser::object`]).
+    pub kept_in_nested: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +99,8 @@ pub(super) struct Parser<'s> {
     text_members: Vec<String>,
     /// Where the first `key:` after a boundary was kept as text (see [`Document::key_kept_as_text`]).
     kept_as_text: Option<usize>,
+    /// See [`Document::kept_in_nested`].
+    kept_in_nested: Vec<String>,
     /// Where a written-out escape at a value's start was kept as the value's text.
     escape_kept_at: Option<usize>,
     /// A position and how many `}` the input holds from it on.
@@ -186,6 +191,7 @@ pub fn parse_reading(
         tool,
         comments: CommentFinder::default(),
         text_as_member: Vec::new(),
+        kept_in_nested: Vec::new(),
         text_members: Vec::new(),
         kept_as_text: None,
         escape_kept_at: None,
@@ -581,6 +587,7 @@ impl<'s> Parser<'s> {
             productions: self.productions,
             text_as_member: std::mem::take(&mut self.text_members),
             key_kept_as_text: self.kept_as_text,
+            kept_in_nested: std::mem::take(&mut self.kept_in_nested),
         })
     }
 
@@ -751,15 +758,22 @@ impl<'s> Parser<'s> {
             let closer_passed = !implicit
                 && self.brackets.closer_of(open).is_some_and(|close| close < pos)
                 && self.too_few_closers_from(pos);
-            if (unpaired || closer_passed)
-                && !members.is_empty()
-                && self.ancestor_takes_key_at(pos)
-                && self.choices.choose(2) == TAKE_AS_STRUCTURE
-            {
-                // `"options": {"verbose": true, "force": false` with a `}` lost: a member the
-                // enclosing object takes too may be the enclosing object's.
-                self.edit(EditKind::InsertCloser, pos..pos);
-                break pos;
+            let ancestor_key =
+                if (unpaired || closer_passed) && !members.is_empty() { self.ancestor_takes_key_at(pos) } else { None };
+            if let Some(name) = ancestor_key {
+                if self.choices.choose(2) == TAKE_AS_STRUCTURE {
+                    // `"options": {"verbose": true, "force": false` with a `}` lost: a member the
+                    // enclosing object takes too may be the enclosing object's.
+                    self.edit(EditKind::InsertCloser, pos..pos);
+                    break pos;
+                }
+                if self.frames.last().is_some_and(|f| f.open || f.keys.as_ref().is_none_or(|keys| keys.contains(&name)))
+                {
+                    // Kept here, where this object takes it too: should it break the schema here,
+                    // the model may have meant it here (`"mode": "debug"` the nested object
+                    // refuses), and the reading that moves it out is not the only one.
+                    self.kept_in_nested.push(format!("{}/{}", self.pointer(), escape_pointer(name)));
+                }
             }
             if !separated {
                 self.edit(EditKind::InsertComma, pos..pos);
@@ -1177,6 +1191,7 @@ impl<'s> Parser<'s> {
                     // A quoted stretch is text: no bracket or terminator inside it counts.
                     if let Some(after) = self.text_quote_at(i, start) {
                         self.refuse_stretch_hiding_separator(i, after, start, shape)?;
+                        self.refuse_quoted_item_after_words(i, after, start, shape)?;
                         i = after;
                         continue;
                     }
