@@ -4,10 +4,11 @@
 //! `<arg_key>K</arg_key><arg_value>V</arg_value>`. K must be a property the schema declares. V
 //! is verbatim text for a string property, and also the text inside quotes that enclose all of
 //! it; for other types it is read as JSON, and where JSON5 drops a backslash (`\`+line break,
-//! `\'`) also with it kept: two readings, which refuse if both fit. One line break
-//! right after the opening tag and one right before the closing tag belong to the syntax, as a
-//! pair. One block is one call: a second call after it, or a wrapper naming another tool (in
-//! any spelling: see `call_name`), is never read into this one. Around it, the wrappers the
+//! `\'`) also with it kept: two readings, which refuse if both fit. One line break right after
+//! the opening tag and one right before the closing tag belong to the syntax, as a pair, where
+//! every value of the call has them (Qwen's layout); where only some do, a value that has them
+//! and may be text refuses. One block is one call: a second call after it, or a wrapper naming
+//! another tool (in any spelling: see `call_name`), is never read into this one. Around it, the wrappers the
 //! JSON rung drops around an object (a lead-in, a fence) and a closing special token
 //! (`<|im_end|>`) go; tags in all their decorations are read by `tag`.
 
@@ -35,6 +36,15 @@ struct Parameter<'a> {
     value: &'a str,
     value_span: Range<usize>,
     kind: ValueKind,
+    /// Whether the value's edge line breaks were dropped as layout the rest of the call does
+    /// not follow (see [`settle_layout`]): its text with them is a second reading.
+    layout_in_doubt: bool,
+}
+
+impl<'a> Parameter<'a> {
+    fn new(key: String, raw: &'a str, value_span: Range<usize>, kind: ValueKind) -> Self {
+        Parameter { key, value: &raw[value_span.clone()], value_span, kind, layout_in_doubt: false }
+    }
 }
 
 /// What the syntax says V is: DSML's `string="true"` / `string="false"`, or nothing.
@@ -165,7 +175,17 @@ pub fn offer(
         let shape = shapes.property(shapes.root(), &parameter.key);
         let pointer = format!("/{}", escape_pointer(&parameter.key));
         let edit = Edit::new(EditKind::ForeignSyntax, parameter.value_span.clone(), pointer);
-        let values = values(parameter.value, parameter.kind, shape, shapes, parse).map_err(|why| {
+        if parameter.layout_in_doubt && reads_as_text(parameter.kind, shape, shapes) {
+            return Err(ambiguous(
+                &format!(
+                    "the value of parameter '{}' has a line break at both tags and another value of the \
+                     call has none: the syntax's layout, or the value's own?",
+                    parameter.key
+                ),
+                parameter.value_span.start,
+            ));
+        }
+        let values = values(parameter.value, parameter.kind, shape, shapes, parse, tool).map_err(|why| {
             ambiguous(&format!("the value of parameter '{}' {why}", parameter.key), parameter.value_span.start)
         })?;
         if values.is_empty() {
@@ -219,26 +239,21 @@ pub fn is_foreign_call(raw: &str) -> bool {
 /// How a parameter's text reads at a value of shape `id`: verbatim where a string may stand,
 /// as JSON where another type may. `Err` (why) when the text has two readings: JSON giving a
 /// key twice, or text that starts as JSON but does not parse beside the verbatim reading.
+/// `tool`, when known, is the name a call envelope in the text may give.
 fn values(
     text: &str,
     kind: ValueKind,
     id: ShapeId,
     shapes: &ShapeSet,
     parse: ParseOptions,
+    tool: Option<&str>,
 ) -> Result<Vec<Value>, &'static str> {
-    let (mut string, mut other) = (false, false);
-    visit(shapes, id, &mut |shape| match shape {
-        Shape::String { .. } => string = true,
-        Shape::Any => {
-            string = true;
-            other = true;
-        }
-        _ => other = true,
-    });
+    let (string, other) = takes_text_and_other(shapes, id);
     let mut values = Vec::new();
     if string && kind != ValueKind::Json {
-        if holds_the_arguments(text, shapes) {
-            return Err("is a JSON object of the tool's own keys: the parameter's text, or the whole input?");
+        if holds_the_arguments(text, shapes, tool) {
+            return Err("is a JSON object of the tool's own keys, or a call of this tool holding one: the \
+                        parameter's text, or the whole input?");
         }
         values.push(Value::String(text.to_string()));
         // `"/tmp/a b.txt"`: quotes that are the path's, or the model's around it;
@@ -298,7 +313,8 @@ fn values(
 /// `token, machine payout, percentage` (or `[a, b]`) where only a list of strings may stand: its items, split
 /// at its commas as an unquoted list in JSON is (never at blanks). Text holding quotes,
 /// brackets, line breaks, escapes or a full-width comma is not read this way (where its items
-/// end is another question), nor is a list with an empty item.
+/// end is another question), nor is a list with an empty item. Items that open a comment or
+/// are a word for no value have two readings, as in the JSON rung.
 fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Result<Option<Value>, &'static str> {
     let text = text.trim();
     // `[a, b]`: the same list in brackets, its items unquoted.
@@ -317,18 +333,47 @@ fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Result<Option<Value>
     if items.iter().any(|item| item.is_empty()) || !shapes.may_take(shapes.items(id), &Value::String(String::new())) {
         return Ok(None);
     }
+    if items.iter().any(|item| opens_a_comment(item)) {
+        return Err("holds a comment marker (`//`, `/*`) at a word's start: a comment, or the item's text?");
+    }
+    if items.iter().any(|item| is_null_word(item)) {
+        return Err(
+            "holds a word for no value (`null`, `None`, `undefined`, `nil`): no value, or the word as an item?",
+        );
+    }
     Ok(Some(Value::Array(items.into_iter().map(|item| Value::String(item.to_string())).collect())))
 }
 
+/// Whether a word of `text` starts as a comment does (`src/*.rs /*generated*/`, `tests // dirs`).
+/// Inside a word (`src/**/*.rs`) the marker is a glob's.
+fn opens_a_comment(text: &str) -> bool {
+    text.split_whitespace().any(|word| word.starts_with("//") || word.starts_with("/*"))
+}
+
+/// `null`, `None`, `undefined`, `nil` in any case: JSON's, Python's, JavaScript's and Go's or
+/// Ruby's word for no value.
+fn is_null_word(text: &str) -> bool {
+    ["null", "none", "undefined", "nil"].iter().any(|word| text.eq_ignore_ascii_case(word))
+}
+
 /// Whether a parameter's text is a JSON object whose keys are all the tool's own
-/// (`<parameter name="command">{"command": "ls"}</parameter>`): the parameter's text, or the
-/// whole input put in one parameter?
-fn holds_the_arguments(text: &str, shapes: &ShapeSet) -> bool {
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text.trim()) else {
+/// (`<parameter name="command">{"command": "ls"}</parameter>`), or a call envelope naming this
+/// tool around one (`{"name": "Bash", "arguments": {"command": "ls"}}`): the parameter's text,
+/// or the whole input put in one parameter?
+fn holds_the_arguments(text: &str, shapes: &ShapeSet, tool: Option<&str>) -> bool {
+    let Ok(value) = serde_json::from_str::<Value>(text.trim()) else {
         return false;
     };
+    match super::envelope::envelope(&value) {
+        Some(call) if names_this_tool(call.name, tool) => has_only_the_tools_keys(&call.input, shapes),
+        _ => has_only_the_tools_keys(&value, shapes),
+    }
+}
+
+/// Whether `value` is an object whose keys, one or more, the tool's schema all declares.
+fn has_only_the_tools_keys(value: &Value, shapes: &ShapeSet) -> bool {
     let declared = shapes.known_keys(shapes.root()).unwrap_or_default();
-    !map.is_empty() && map.keys().all(|key| declared.contains(&key.as_str()))
+    value.as_object().is_some_and(|map| !map.is_empty() && map.keys().all(|key| declared.contains(&key.as_str())))
 }
 
 /// The text inside the one pair of quotes that encloses all of `text`, read as JSON where the
@@ -427,6 +472,25 @@ fn json_value(text: &str, parse: ParseOptions) -> Result<Option<Value>, &'static
             }
         }
     }
+}
+
+/// Whether a value of shape `id` may be a string, and whether it may be something else.
+fn takes_text_and_other(shapes: &ShapeSet, id: ShapeId) -> (bool, bool) {
+    let (mut string, mut other) = (false, false);
+    visit(shapes, id, &mut |shape| match shape {
+        Shape::String { .. } => string = true,
+        Shape::Any => {
+            string = true;
+            other = true;
+        }
+        _ => other = true,
+    });
+    (string, other)
+}
+
+/// Whether a parameter's text is read verbatim, as a string, at a value of shape `id`.
+fn reads_as_text(kind: ValueKind, id: ShapeId, shapes: &ShapeSet) -> bool {
+    kind != ValueKind::Json && takes_text_and_other(shapes, id).0
 }
 
 fn visit(shapes: &ShapeSet, id: ShapeId, f: &mut impl FnMut(&Shape)) {
@@ -538,7 +602,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
                 tag::closes_key(closing, &key, value_span.end)?;
                 reads_one_way(raw, pos, &value_span)?;
                 let kind = value_kind(tag.attributes);
-                parameters.push(Parameter { key, value: &raw[value_span.clone()], value_span, kind });
+                parameters.push(Parameter::new(key, raw, value_span, kind));
                 pos = after;
             }
             "arg_key" => {
@@ -561,12 +625,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
                 let (value_span, after, closing) = element_text(raw, pos, "arg_value")?;
                 tag::closes_key(closing, &key, value_span.end)?;
                 reads_one_way(raw, pos, &value_span)?;
-                parameters.push(Parameter {
-                    key,
-                    value: &raw[value_span.clone()],
-                    value_span,
-                    kind: ValueKind::Either,
-                });
+                parameters.push(Parameter::new(key, raw, value_span, ValueKind::Either));
                 pos = after;
             }
             "name" => {
@@ -596,6 +655,7 @@ fn parameters<'a>(raw: &'a str, tool: Option<&str>) -> Result<Option<Vec<Paramet
     if let Some((_, at)) = pending_key {
         return Err(syntax("an <arg_key> without its <arg_value>", at));
     }
+    settle_layout(raw, &mut parameters);
     Ok((!parameters.is_empty()).then_some(parameters))
 }
 
@@ -642,15 +702,15 @@ fn syntax(message: impl Into<String>, at: usize) -> Refusal {
     Refusal::new(RefusalCode::Syntax, message, Some(at))
 }
 
-/// The text of an element whose opening tag ended at `from`, up to its closing tag, without
-/// the line breaks the syntax puts on either side; where the closing tag ends, and its
-/// attributes. One forward scan over the `</`s; each one's tag is read up to the next `<` at most.
+/// The text of an element whose opening tag ended at `from`, up to its closing tag (with any
+/// layout: see [`settle_layout`]); where the closing tag ends, and its attributes. One forward
+/// scan over the `</`s; each one's tag is read up to the next `<` at most.
 fn element_text<'a>(raw: &'a str, from: usize, name: &str) -> Result<(Range<usize>, usize, &'a str), Refusal> {
     for offset in memmem::find_iter(&raw.as_bytes()[from..], b"</") {
         let at = from + offset;
         match tag_at(raw, at) {
             Some(tag) if tag.closing && tag.name == name => {
-                return Ok((without_layout(raw, from..at), tag.span.end, tag.attributes));
+                return Ok((from..at, tag.span.end, tag.attributes));
             }
             _ => {}
         }
@@ -658,17 +718,32 @@ fn element_text<'a>(raw: &'a str, from: usize, name: &str) -> Result<(Range<usiz
     Err(Refusal::new(RefusalCode::Truncated, format!("the input ends inside a <{name}> value"), Some(from)))
 }
 
-/// `span` without one line break on either side, when it has one on both (Qwen's layout). One
-/// on a side alone is the value's own (`<parameter name="content">…</project>⏎</parameter>`: a
-/// file's last line break), as in Claude's layout, which puts none.
-fn without_layout(raw: &str, span: Range<usize>) -> Range<usize> {
+/// Qwen's layout puts one line break after each value's opening tag and one before its closing
+/// tag; the other syntaxes put none. The call shows which it follows: where every value carries
+/// the pair it is the syntax's and goes from all, and where none does there is nothing to drop.
+/// Where only some do, the call follows no one layout, and a value carrying the pair reads with
+/// and without it: it goes, and the value is marked (refused where it may be text; JSON ignores
+/// the blanks).
+fn settle_layout<'a>(raw: &'a str, parameters: &mut [Parameter<'a>]) {
+    let insides: Vec<_> = parameters.iter().map(|parameter| inside_layout(raw, &parameter.value_span)).collect();
+    let everywhere = insides.iter().all(Option::is_some);
+    for (parameter, inside) in parameters.iter_mut().zip(insides) {
+        if let Some(inside) = inside {
+            parameter.value = &raw[inside.clone()];
+            parameter.value_span = inside;
+            parameter.layout_in_doubt = !everywhere;
+        }
+    }
+}
+
+/// `span` without one line break on either side, when it has one on both. One on a side alone
+/// is the value's own (`<parameter name="content">…</project>⏎</parameter>`: a file's last line
+/// break), and so is a lone `⏎`.
+fn inside_layout(raw: &str, span: &Range<usize>) -> Option<Range<usize>> {
     let text = &raw[span.clone()];
     let lead = if text.starts_with("\r\n") { 2 } else { usize::from(text.starts_with('\n')) };
     let trail = if text.ends_with("\r\n") { 2 } else { usize::from(text.ends_with('\n')) };
-    match lead > 0 && trail > 0 && lead + trail <= text.len() {
-        true => span.start + lead..span.end - trail,
-        false => span,
-    }
+    (lead > 0 && trail > 0 && lead + trail <= text.len()).then(|| span.start + lead..span.end - trail)
 }
 
 #[cfg(test)]
@@ -680,7 +755,108 @@ mod tests {
     fn readings_of(text: &str, property: Value) -> Result<Vec<Value>, &'static str> {
         let schema = ToolSchema::compile(&json!({"type": "object", "properties": {"v": property}})).unwrap();
         let shapes = schema.shapes();
-        values(text, ValueKind::Either, shapes.property(shapes.root(), "v"), shapes, ParseOptions::default())
+        values(text, ValueKind::Either, shapes.property(shapes.root(), "v"), shapes, ParseOptions::default(), None)
+    }
+
+    /// What the foreign rung makes of `raw` for a tool with these properties: the one reading, or
+    /// the refusal's code.
+    fn repaired(raw: &str, properties: Value, tool: Option<&str>) -> Result<Value, RefusalCode> {
+        let schema = ToolSchema::compile(&json!({"type": "object", "properties": properties})).unwrap();
+        let mut readings = Readings::new(Some(&schema), tool);
+        offer(raw, schema.shapes(), ParseOptions::default(), tool, &mut readings).map_err(|r| r.code)?;
+        readings.decide().map(|(value, _)| value).map_err(|r| r.code)
+    }
+
+    fn edit_properties() -> Value {
+        json!({"file_path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"}})
+    }
+
+    #[test]
+    fn edge_line_breaks_on_every_value_are_the_layout_and_go_from_all() {
+        let qwen = "<function=Edit>\n<parameter=file_path>\n/a.py\n</parameter>\n<parameter=old_string>\ndef f():\n\
+                    </parameter>\n<parameter=new_string>\n\n</parameter>\n</function>";
+        assert_eq!(
+            repaired(qwen, edit_properties(), Some("Edit")),
+            Ok(json!({"file_path": "/a.py", "old_string": "def f():", "new_string": ""}))
+        );
+    }
+
+    #[test]
+    fn edge_line_breaks_on_no_value_are_the_values_own() {
+        // A lone line break is one, not a pair; a trailing one alone is a file's last.
+        let raw = "<parameter name=\"file_path\">/a.py</parameter><parameter name=\"old_string\">\n</parameter>\
+                   <parameter name=\"new_string\">x\n</parameter>";
+        assert_eq!(
+            repaired(raw, edit_properties(), None),
+            Ok(json!({"file_path": "/a.py", "old_string": "\n", "new_string": "x\n"}))
+        );
+    }
+
+    #[test]
+    fn edge_line_breaks_on_some_values_only_refuse_where_a_value_may_be_text() {
+        for raw in [
+            // Glued Claude tags beside a value with a line break at both.
+            "<invoke name=\"Edit\"><parameter name=\"file_path\">/a.py</parameter><parameter name=\"old_string\">\n    \
+             # TODO\n</parameter><parameter name=\"new_string\">\n</parameter></invoke>",
+            // `\n` kept as the value's own, `\n\n` made empty: two layouts in one call.
+            "<parameter name=\"file_path\">/a.py</parameter><parameter name=\"old_string\">\n</parameter>\
+             <parameter name=\"new_string\">\n\n</parameter>",
+            "<arg_key>file_path</arg_key><arg_value>/a.py</arg_value><arg_key>old_string</arg_key>\
+             <arg_value>\ndef f():\n</arg_value><arg_key>new_string</arg_key><arg_value>x</arg_value>",
+            "<function=Edit>\n<parameter=file_path>/a.py</parameter>\n<parameter=old_string>\na\n</parameter>\n\
+             <parameter=new_string>\nb\n</parameter>\n</function>",
+        ] {
+            assert_eq!(repaired(raw, edit_properties(), Some("Edit")), Err(RefusalCode::Ambiguous), "{raw:?}");
+        }
+        // A number's blanks are JSON's to ignore: one reading either way.
+        let properties = json!({"command": {"type": "string"}, "timeout": {"type": "integer"}});
+        let raw = "<parameter name=\"command\">ls</parameter><parameter name=\"timeout\">\n5\n</parameter>";
+        assert_eq!(repaired(raw, properties, None), Ok(json!({"command": "ls", "timeout": 5})));
+    }
+
+    fn list() -> Value {
+        json!({"type": "array", "items": {"type": "string"}})
+    }
+
+    #[test]
+    fn a_bare_list_opening_a_comment_at_a_words_start_refuses() {
+        for text in ["src/*.rs /*generated*/", "src, tests /* dirs */", "src, tests // main dirs", "//x, y"] {
+            assert!(readings_of(text, list()).is_err(), "{text:?}");
+        }
+        // Inside a word the markers are a glob's.
+        assert_eq!(
+            readings_of("src/**/*.rs, tests/**/*.rs", list()),
+            Ok(vec![json!(["src/**/*.rs", "tests/**/*.rs"])])
+        );
+        assert_eq!(readings_of("src/*.rs", list()), Ok(vec![json!(["src/*.rs"])]));
+    }
+
+    #[test]
+    fn a_word_for_no_value_where_a_list_may_stand_refuses() {
+        for text in ["null", "None", "undefined", "NIL", "Null", "[null]", "src, null", "[src, None]"] {
+            assert!(readings_of(text, list()).is_err(), "{text:?}");
+        }
+        // A word that only holds one is an item.
+        assert_eq!(readings_of("nullable, src", list()), Ok(vec![json!(["nullable", "src"])]));
+        // As text, `null` is the word (no list reading there).
+        assert_eq!(readings_of("null", json!({"type": "string"})), Ok(vec![json!("null")]));
+    }
+
+    #[test]
+    fn a_call_of_this_tool_as_a_parameters_whole_text_refuses() {
+        let bash = || json!({"command": {"type": "string"}, "timeout": {"type": "integer"}});
+        let call = |json: &str| format!("<parameter name=\"command\">{json}</parameter>");
+        for json in [
+            r#"{"name": "Bash", "arguments": {"command": "ls"}}"#,
+            r#"{"name": "Bash", "input": {"command": "ls", "timeout": 5}}"#,
+            r#"{"type": "function", "function": {"name": "Bash", "arguments": {"command": "ls"}}}"#,
+        ] {
+            assert_eq!(repaired(&call(json), bash(), Some("Bash")), Err(RefusalCode::Ambiguous), "{json}");
+        }
+        // A call of another tool, or JSON that is no call, is the text.
+        for json in [r#"{"name": "Read", "arguments": {"command": "ls"}}"#, r#"{"name": "demo", "version": "1"}"#] {
+            assert_eq!(repaired(&call(json), bash(), Some("Bash")), Ok(json!({"command": json})), "{json}");
+        }
     }
 
     #[test]
