@@ -915,11 +915,7 @@ impl<'s> Parser<'s> {
         let bytes = self.src.as_bytes();
         let name = match bytes.get(pos) {
             Some(&quote @ (b'"' | b'\'')) => {
-                let Some(len) =
-                    bytes.get(pos + 1..).and_then(|rest| rest.iter().position(|&b| b == quote || b == b'\n'))
-                else {
-                    return None;
-                };
+                let len = bytes.get(pos + 1..).and_then(|rest| rest.iter().position(|&b| b == quote || b == b'\n'))?;
                 &self.src[pos + 1..pos + 1 + len]
             }
             _ => match self.unquoted_key_len(pos) {
