@@ -5,7 +5,7 @@
 //! is the same question asked of the result.
 
 use super::edit::{Edit, EditKind};
-use super::lexeme::{after_drive_letter, path_like_escape, starts_a_path_part, text_starts_with_word};
+use super::lexeme::{after_drive_letter, path_like_escape, spot_after, text_starts_with_word, EscapeSpot};
 use super::outcome::{Outcome, Refusal, RefusalCode, Status};
 use serde_json::Value;
 
@@ -50,7 +50,7 @@ pub(super) fn refuse_decoded_backslashes(raw: &str, outcome: Outcome) -> Outcome
             backslashes.find(|&at| matches!(bytes.get(at + 1), Some(b'b' | b'f'))),
         ),
         Doubt::InsideWord => (
-            "a letter escape inside a word, or after a space before one, in JSON read from inside the input: a path's backslash, or a line break or tab?",
+            "a letter escape inside a word, or starting one after a space or at the start, in JSON read from inside the input: a path's backslash, or a line break or tab?",
             backslashes.find(|&at| matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r'))),
         ),
     };
@@ -77,9 +77,19 @@ fn doubt_in_text(text: &str) -> Option<Doubt> {
         return Some(Doubt::RareControl);
     }
     // The decoded text's line breaks and tabs are the escapes themselves: only a space ends a word.
-    let before_ok = |at: usize| text[..at].chars().next_back().is_some_and(starts_a_path_part);
-    let inside_word = controls().filter(|&at| before_ok(at) && text_starts_with_word(&bytes[at + 1..]));
-    let letters = inside_word.map(|at| (at, if bytes[at] == b'\n' { b'n' } else { b't' }));
+    let spotted = controls().filter(|&at| text_starts_with_word(&bytes[at + 1..]));
+    let letters = spotted.filter_map(|at| {
+        let letter = match bytes[at] {
+            b'\n' => b'n',
+            b'\r' => b'r',
+            _ => b't',
+        };
+        // A line break after a quote, `(` or `=` ends a line of code here (the text's own, or
+        // a decoded one): only a space before it says a path may start.
+        let before = text[..at].chars().next_back();
+        let spot = spot_after(before).filter(|&spot| spot != EscapeSpot::AfterBlank || before == Some(' '));
+        spot.map(|spot| (at, letter, spot))
+    });
     path_like_escape(text, letters, |b| b == b' ', b"\\").map(|_| Doubt::InsideWord)
 }
 
@@ -105,6 +115,9 @@ mod tests {
             ("dir C:\\x\new", Doubt::InsideWord),
             ("cd \tests", Doubt::InsideWord),
             ("type \notes.txt", Doubt::InsideWord),
+            ("cd \nginx", Doubt::InsideWord),
+            ("two spaces  \nnext line", Doubt::InsideWord),
+            ("\tests", Doubt::InsideWord),
         ] {
             assert_eq!(doubt_in_text(text), Some(doubt), "{text:?}");
         }
@@ -117,7 +130,7 @@ mod tests {
             "line1\r\nline2",
             "one line\nand another",
             "line1\nline2",
-            "two spaces  \nnext line",
+            "\treturn nil",
         ] {
             assert_eq!(doubt_in_text(text), None, "{text:?}");
         }

@@ -334,7 +334,7 @@ fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Result<Option<Value>
         return Ok(None);
     }
     if items.iter().any(|item| opens_a_comment(item)) {
-        return Err("holds a comment marker (`//`, `/*`) at a word's start: a comment, or the item's text?");
+        return Err("holds a comment marker (`//`, `/*`, `#`) at a word's start: a comment, or the item's text?");
     }
     if items.iter().any(|item| is_null_word(item)) {
         return Err(
@@ -344,10 +344,11 @@ fn bare_list(text: &str, id: ShapeId, shapes: &ShapeSet) -> Result<Option<Value>
     Ok(Some(Value::Array(items.into_iter().map(|item| Value::String(item.to_string())).collect())))
 }
 
-/// Whether a word of `text` starts as a comment does (`src/*.rs /*generated*/`, `tests // dirs`).
+/// Whether a word of `text` starts as a comment does (`src/*.rs /*generated*/`, `tests // dirs`,
+/// `tests # dirs`; `#ops` is a word).
 /// Inside a word (`src/**/*.rs`) the marker is a glob's.
 fn opens_a_comment(text: &str) -> bool {
-    text.split_whitespace().any(|word| word.starts_with("//") || word.starts_with("/*"))
+    text.split_whitespace().any(|word| word.starts_with("//") || word.starts_with("/*") || word == "#")
 }
 
 /// `null`, `None`, `undefined`, `nil` in any case: JSON's, Python's, JavaScript's and Go's or

@@ -122,20 +122,37 @@ pub fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
         && (at < 3 || !bytes[at - 3].is_ascii_alphanumeric())
 }
 
-/// Whether the escape at `at` is `\n`, `\t` or `\r` after a letter, a digit, a path's sign
-/// (the last of `decoded`, the text read so far: `src\tests`, `..\tests`, `~\notes`,
-/// `%CD%\tests`, `${root}\tests`) or a space (a path from the drive's root: `cd \tests`) and
-/// before a letter or digit.
-pub fn escape_inside_word(decoded: &str, bytes: &[u8], at: usize) -> bool {
-    matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r'))
-        && decoded.chars().next_back().is_some_and(starts_a_path_part)
-        && text_starts_with_word(&bytes[at + 2..])
+/// Where a letter escape (`\n`, `\t`, `\r` before a letter or digit) stands, for whether it
+/// may be a path's backslash.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EscapeSpot {
+    /// After a letter, a digit or a path's sign: `src\tests`, `..\tests`, `~\notes`, `%CD%\x`.
+    InsideWord,
+    /// After a space or a sign a path starts after (`=`, a quote, `(`): `cd \tests`, `cd \nginx`,
+    /// `set P=\tests`, `dir "\tests"` — a path from the drive's root; a line break or tab
+    /// right after a space is rarely meant.
+    AfterBlank,
+    /// At the string's start: `"\tests"`, `"\notes.txt"`.
+    AtStart,
 }
 
-/// Whether a backslash after `c` may be a path's: after a letter or digit, a path's sign, or a
-/// space before a path from the drive's root (`type \notes.txt`).
-pub fn starts_a_path_part(c: char) -> bool {
-    c.is_alphanumeric() || c == ' ' || PATH_SIGNS.contains(&c)
+/// Where the escape at `at` in `bytes` stands, given `decoded`, the string's text read before
+/// it; `None` unless it is `\n`, `\t` or `\r` before a letter or digit in one of those spots.
+pub fn escape_spot(decoded: &str, bytes: &[u8], at: usize) -> Option<EscapeSpot> {
+    if !matches!(bytes.get(at + 1), Some(b'n' | b't' | b'r')) || !text_starts_with_word(&bytes[at + 2..]) {
+        return None;
+    }
+    spot_after(decoded.chars().next_back())
+}
+
+/// The spot of an escape after `before` (`None`: the string's start).
+pub fn spot_after(before: Option<char>) -> Option<EscapeSpot> {
+    match before {
+        None => Some(EscapeSpot::AtStart),
+        Some(c) if c.is_alphanumeric() || PATH_SIGNS.contains(&c) => Some(EscapeSpot::InsideWord),
+        Some(' ' | '=' | '"' | '\'' | '(') => Some(EscapeSpot::AfterBlank),
+        Some(_) => None,
+    }
 }
 
 /// Signs a path's parts end in before a backslash.
@@ -151,15 +168,18 @@ pub fn text_starts_with_word(bytes: &[u8]) -> bool {
     text.chars().next().is_some_and(char::is_alphanumeric)
 }
 
-/// Of escapes between letters in `text` (each at its offset, with the escape's letter, in
-/// order), the first that may be a path's backslash: a `\t` or `\r` (`cd src\tests`), or a
-/// `\n` in a word whose rest names a file (a `.` before a letter: `docs\new\readme.txt`,
-/// `src\notes.md:12`) or that keeps a backslash of its own (`C:\\x\new`); `line1\nline2` is
-/// two lines. A word runs between blanks, as `blank` tells them; a backslash of its own is
-/// `kept` (`\\\\` as written in JSON, `\\` once decoded). Each word is read once.
+/// Of letter escapes in `text` (each at its offset, with the escape's letter and its spot, in
+/// order), the first that may be a path's backslash: after a space or a path's opening sign
+/// any of them (`cd \nginx`); inside a word a `\t` or `\r` (`cd src\tests`), or a `\n` in a
+/// word whose rest names a file (a `.` before a letter: `docs\new\readme.txt`,
+/// `src\notes.md:12`) or that keeps a backslash of its own (`C:\\x\new`) — `line1\nline2` is
+/// two lines; at the string's start one in a word that names a file or is the whole string
+/// (`"\tests"`; `"\treturn nil"` is Go's indented line). A word runs between blanks, as
+/// `blank` tells them; a backslash of its own is `kept` (`\\\\` as written in JSON, `\\`
+/// once decoded). Each word is read once.
 pub fn path_like_escape(
     text: &str,
-    escapes: impl Iterator<Item = (usize, u8)>,
+    escapes: impl Iterator<Item = (usize, u8, EscapeSpot)>,
     blank: impl Fn(u8) -> bool,
     kept: &[u8],
 ) -> Option<usize> {
@@ -167,9 +187,12 @@ pub fn path_like_escape(
     // The end of the word read last, and whether the rest of it from its first escape names a
     // file or holds another backslash.
     let mut word: Option<(usize, bool)> = None;
-    for (at, letter) in escapes {
-        if letter != b'n' {
-            return Some(at);
+    for (at, letter, spot) in escapes {
+        match spot {
+            EscapeSpot::AfterBlank => return Some(at),
+            EscapeSpot::InsideWord if letter != b'n' => return Some(at),
+            EscapeSpot::AtStart if letter == b'r' || !bytes.iter().any(|&b| blank(b)) => return Some(at),
+            _ => {}
         }
         let named = match word {
             Some((end, named)) if at < end => named,
@@ -201,8 +224,9 @@ mod tests {
     fn a_path_like_escape_is_a_tab_or_cr_or_a_break_in_a_file_name() {
         let raw_blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n');
         let first = |text: &str| {
-            let letters = memchr::memchr_iter(b'\\', text.as_bytes()).map(|at| (at, text.as_bytes()[at + 1]));
-            let escapes = letters.filter(|&(_, letter)| matches!(letter, b'n' | b't' | b'r'));
+            let bytes = text.as_bytes();
+            let escapes = memchr::memchr_iter(b'\\', bytes)
+                .filter_map(|at| escape_spot(&text[..at], bytes, at).map(|spot| (at, bytes[at + 1], spot)));
             path_like_escape(text, escapes, raw_blank, b"\\\\")
         };
         assert_eq!(first("cd src\\tests"), Some(6));
@@ -213,6 +237,11 @@ mod tests {
         assert_eq!(first("printf line1\\nline2 x.txt"), None, "the name is another word");
         assert_eq!(first("printf line1\\nline2"), None);
         assert_eq!(first("dir C:\\\\x\\new"), Some(9), "a word with a backslash of its own");
+        assert_eq!(first("cd \\nginx"), Some(3), "a line break right after a space");
+        assert_eq!(first("set P=\\tests"), Some(6));
+        assert_eq!(first("\\tests"), Some(0), "the whole string one word");
+        assert_eq!(first("\\notes.txt now"), Some(0), "a file's name at the start");
+        assert_eq!(first("\\treturn nil"), None, "an indented line at the start");
     }
 
     #[test]

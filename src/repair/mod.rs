@@ -23,7 +23,7 @@ pub use stop::StopReason;
 
 use crate::schema::{ShapeSet, ToolSchema};
 use align::Aligner;
-use lenient::{parse_reading, Choices, Document, ParseOptions};
+use lenient::{parse_reading, Choices, Document, KeptMember, ParseOptions};
 use readings::{Reading, Readings};
 use serde_json::{Map, Value};
 
@@ -256,7 +256,7 @@ fn lenient_readings(
                         if let Some(why) = broken_by_members(readings, &reading.value, &members) {
                             readings.doubt(why);
                         }
-                        if let Some(why) = broken_where_kept(readings, &reading.value, &kept_in_nested) {
+                        if let Some(why) = broken_where_kept(readings, shapes, &reading.value, &kept_in_nested) {
                             readings.doubt(why);
                         }
                         if let Some(at) = kept_as_text.filter(|_| readings.violation(&reading.value).is_none()) {
@@ -302,14 +302,28 @@ fn broken_by_members(readings: &Readings, value: &Value, members: &[String]) -> 
 
 /// Why `value` breaks the schema at a member kept in a nested object whose `}` may have been
 /// lost before it (`"settings": {"retries": 3, "mode": "debug"` where only the top level takes
-/// `debug`): the model may have meant it there, so a reading moving it out is not the only one.
-fn broken_where_kept(readings: &Readings, value: &Value, kept: &[String]) -> Option<String> {
+/// `debug`; a key the nested object does not take): the model may have meant it there, so a
+/// reading moving it out is not the only one.
+fn broken_where_kept(readings: &Readings, shapes: &ShapeSet, value: &Value, kept: &[KeptMember]) -> Option<String> {
+    let at = |member: &KeptMember| format!("{}/{}", member.parent, crate::schema::escape_pointer(&member.name));
+    let rejected = kept.iter().find(|member| match (member.declared, value.pointer(&at(member))) {
+        (Some(shape), Some(item)) => !shapes.may_take(shape, item),
+        _ => false,
+    });
+    if let Some(member) = rejected {
+        return Some(format!("'{}' kept in '{}' breaks its schema there", member.name, member.parent));
+    }
     if kept.is_empty() {
         return None;
     }
     let (pointer, message) = readings.violation(value)?;
-    let at_kept = |member: &String| pointer == *member || pointer.starts_with(&format!("{member}/"));
-    kept.iter().any(at_kept).then(|| format!("kept in the nested object it breaks the schema: '{pointer}': {message}"))
+    let about = |member: &KeptMember| {
+        let member_at = at(member);
+        pointer == member_at
+            || pointer.starts_with(&format!("{member_at}/"))
+            || (pointer == member.parent && message.contains(&format!("'{}'", member.name)))
+    };
+    kept.iter().any(about).then(|| format!("kept in the nested object it breaks the schema: '{pointer}': {message}"))
 }
 
 /// `value` without the members taken from text, wherever they are: if the schema's complaint

@@ -5,6 +5,7 @@
 //! to a word that hides an item separator, a full-width comma or a paren group without a comma
 //! where a list may stand. Each is a second reading the parser does not walk: refused.
 
+use super::literal_syntax;
 use super::parser::{FrameKind, Parser, WIDE_COMMA};
 use super::wrapper;
 use super::SyntaxError;
@@ -59,6 +60,20 @@ impl Parser<'_> {
             // `[東京、大阪]`, `[القوة القاهرة، المسؤولية]`: the list comma of the text's script.
             return Err(ambiguous(
                 "a comma of another script inside an unquoted item where a list may stand: the item's text, or a separator?",
+                start,
+            ));
+        }
+        if at_list && text.split_whitespace().any(|word| word == "#") {
+            // `[src, tests # main dirs⏎]`: a comment of Python's dict syntax (`#ops`, `C#` are words).
+            return Err(ambiguous(
+                "a `#` word inside an unquoted item where a list may stand: a comment, or the item's text?",
+                start,
+            ));
+        }
+        if at_list && text.split(',').any(|piece| literal_syntax::is_other_null_word(piece.trim())) {
+            // `paths: src, nil`: a word for no value as another language spells it, or an item?
+            return Err(ambiguous(
+                "another spelling of a word for no value (`nil`, `NULL`) in an unquoted list: no value, or an item?",
                 start,
             ));
         }
@@ -278,12 +293,13 @@ impl Parser<'_> {
         shape: ShapeId,
     ) -> Result<(), SyntaxError> {
         let before = &self.src[run_start..open];
-        let words = before.trim_end_matches([' ', '\t']);
+        let words = before.trim_end();
         // After a comma (`sauna, "hot, dry"`) the stretch is an item already; after a colon
-        // (`"text": "done"`) it is a member's value the run may hold.
+        // (`"text": "done"`) it is a member's value the run may hold. After another stretch
+        // (`a.rs "b.rs" "c.rs"`) it is one more item that may have lost its comma.
         let after_word = words.len() < before.len()
-            && words.chars().next_back().is_some_and(|c| c.is_alphanumeric() || "._-/~*+@#%$".contains(c));
-        let rest = self.src[after..].trim_start_matches([' ', '\t']);
+            && words.chars().next_back().is_some_and(|c| c.is_alphanumeric() || "._-/~*+@#%$\"'".contains(c));
+        let rest = self.src[after..].trim_start();
         let ends_item = rest.is_empty() || rest.starts_with([',', ']', '}', ')']);
         if after_word && ends_item && self.at_list_position(shape) {
             return Err(ambiguous(

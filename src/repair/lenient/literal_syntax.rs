@@ -20,7 +20,18 @@ pub(super) fn foreign_literal(text: &str) -> Option<&'static str> {
     if is_heredoc(text) {
         return Some("a heredoc as the value (`<<EOF … EOF`): its body, or the text with its markers?");
     }
+    if is_other_null_word(text) {
+        return Some("another spelling of a word for no value (`nil`, `NULL`, `none`): no value, or the word as text?");
+    }
     None
+}
+
+/// `nil`, `NULL`, `Nil`, `none`, `Undefined`: a word for no value as other languages (or other
+/// cases) spell it. JSON's `null`, Python's `None` and JavaScript's `undefined` have readings
+/// of their own (a literal, a member left out).
+pub(super) fn is_other_null_word(text: &str) -> bool {
+    let word = ["null", "none", "undefined", "nil"].iter().any(|word| text.eq_ignore_ascii_case(word));
+    word && !matches!(text, "null" | "None" | "undefined")
 }
 
 /// `` `git status` ``, ```` ```…``` ````: the same backtick opens and closes the value.

@@ -18,7 +18,7 @@ mod unicode;
 pub(crate) mod wrapper;
 
 pub use choices::Choices;
-pub use parser::{parse_document, parse_reading, Document, ParseOptions};
+pub use parser::{parse_document, parse_reading, Document, KeptMember, ParseOptions};
 pub use production::{Production, ProductionSet};
 pub use tree::{Member, Node, NodeKind};
 pub(crate) use wrapper::{mcp_short_name, names_this_tool};

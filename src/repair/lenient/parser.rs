@@ -46,9 +46,19 @@ pub struct Document {
     /// Where this reading kept a member's shape (`, dry_run: true`, `, @dry_run: true`) as
     /// text: the model may have meant a member, whether or not a member reading parses.
     pub key_kept_as_text: Option<usize>,
-    /// Pointers of members this reading kept in a nested object whose `}` may be lost before
-    /// them, where an enclosing object takes the key too (see [`Parser::object`]).
-    pub kept_in_nested: Vec<String>,
+    /// Members this reading kept in a nested object whose `}` may be lost before them, where
+    /// an enclosing object takes the key too.
+    pub kept_in_nested: Vec<KeptMember>,
+}
+
+/// A member kept in a nested object where an enclosing one takes its key too.
+#[derive(Debug, Clone)]
+pub struct KeptMember {
+    /// The nested object's pointer.
+    pub parent: String,
+    pub name: String,
+    /// The shape the nested object gives the member's value, where it declares the key.
+    pub declared: Option<ShapeId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +110,7 @@ pub(super) struct Parser<'s> {
     /// Where the first `key:` after a boundary was kept as text (see [`Document::key_kept_as_text`]).
     kept_as_text: Option<usize>,
     /// See [`Document::kept_in_nested`].
-    kept_in_nested: Vec<String>,
+    kept_in_nested: Vec<KeptMember>,
     /// Where a written-out escape at a value's start was kept as the value's text.
     escape_kept_at: Option<usize>,
     /// A position and how many `}` the input holds from it on.
@@ -436,6 +446,15 @@ impl<'s> Parser<'s> {
             && rest.starts_with(|c: char| !matches!(c, '"' | '\'' | '{' | '[' | '('))
     }
 
+    /// Whether the `}` at `close` is in the run of closers (blanks between them) that ends at
+    /// the input's last `}`.
+    fn in_last_closers(&self, close: usize) -> bool {
+        self.src.rfind('}').is_some_and(|last| {
+            last >= close
+                && self.src[close..=last].bytes().all(|b| matches!(b, b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+        })
+    }
+
     /// Whether the root's closer may be missing: its `{` pairs with nothing, or was never there.
     pub(super) fn root_unpaired(&self) -> bool {
         self.implicit_root || self.root_open.is_some_and(|open| self.brackets.closer_of(open).is_none())
@@ -700,13 +719,14 @@ impl<'s> Parser<'s> {
                 self.root_open = Some(open);
             }
         }
-        // A nested object whose `}` is lost, or which pairs with the input's last closer while
-        // the root's pairs with nothing (either of the two closers may be the lost one).
+        // A nested object whose `}` is lost, or which pairs with one of the input's last run of
+        // closers while the root's pairs with nothing (any of those closers may be the lost one:
+        // `{"spec": {"template": {"image": "x", "pull": "y"}}` may have lost `template`'s).
         let root_unpaired = self.root_unpaired();
         let unpaired = !implicit
             && match self.brackets.closer_of(open) {
                 None => true,
-                Some(close) => root_unpaired && self.src.rfind('}') == Some(close),
+                Some(close) => root_unpaired && self.in_last_closers(close),
             };
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
@@ -767,13 +787,12 @@ impl<'s> Parser<'s> {
                     self.edit(EditKind::InsertCloser, pos..pos);
                     break pos;
                 }
-                if self.frames.last().is_some_and(|f| f.open || f.keys.as_ref().is_none_or(|keys| keys.contains(&name)))
-                {
-                    // Kept here, where this object takes it too: should it break the schema here,
-                    // the model may have meant it here (`"mode": "debug"` the nested object
-                    // refuses), and the reading that moves it out is not the only one.
-                    self.kept_in_nested.push(format!("{}/{}", self.pointer(), escape_pointer(name)));
-                }
+                // Kept here, as the text's closers pair: should it break the schema here (a value
+                // this object refuses, `"mode": "debug"`, or a key it does not take), the model
+                // may have meant it here, and the reading that moves it out is not the only one.
+                let declared = self.object_keys().is_some_and(|keys| keys.contains(&name));
+                let declared = declared.then(|| self.shapes.property(shape, name));
+                self.kept_in_nested.push(KeptMember { parent: self.pointer(), name: name.to_string(), declared });
             }
             if !separated {
                 self.edit(EditKind::InsertComma, pos..pos);

@@ -80,8 +80,8 @@ impl Parser<'_> {
                         i,
                     ));
                 }
-                if lexeme::escape_inside_word(&text, bytes, i) {
-                    word_escapes.push(i);
+                if let Some(spot) = lexeme::escape_spot(&text, bytes, i) {
+                    word_escapes.push((i, spot));
                 }
                 let (consumed, letter) = self.escape(i, quote, &mut text)?;
                 self.hit(if consumed == 1 { Production::BadEscape } else { Production::Escape });
@@ -177,13 +177,13 @@ impl Parser<'_> {
             }
         }
         let body = &self.src[open + 1..end - 1];
-        let letters = word_escapes.iter().map(|&at| (at - open - 1, bytes[at + 1]));
+        let letters = word_escapes.iter().map(|&(at, spot)| (at - open - 1, bytes[at + 1], spot));
         if let Some(at) = lexeme::path_like_escape(body, letters, |b| matches!(b, b' ' | b'\t' | b'\n'), b"\\\\") {
             // A word of the text, a path or a name: `src\tests` is a path's backslash as often
             // as a tab.
             return Err(SyntaxError::new(
                 RefusalCode::Ambiguous,
-                "a letter escape inside a word, or after a space before one: a path's backslash, or a line break or tab?",
+                "a letter escape inside a word, or starting one after a space or at the start: a path's backslash, or a line break or tab?",
                 open + 1 + at,
             ));
         }
