@@ -98,6 +98,52 @@ fn is_heredoc(text: &str) -> bool {
     !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !rest.trim().is_empty()
 }
 
+/// Whether the end of `text` (a bare run read so far) lies inside the body of a shell heredoc
+/// the text opened (`cat > f <<'EOF'⏎---⏎`) whose terminating line has not come: key-shaped
+/// lines there are the document's (`description: …` in front matter), whatever the schema says.
+pub(super) fn inside_open_heredoc(text: &str) -> bool {
+    let mut awaited: Vec<&str> = Vec::new();
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        if lines.peek().is_none() {
+            // The line being read: a body starts only on the line after its opener.
+            break;
+        }
+        if awaited.first().is_some_and(|word| line.trim_start_matches('\t').trim_end() == *word) {
+            awaited.remove(0);
+            continue;
+        }
+        if awaited.is_empty() {
+            awaited.extend(heredoc_words(line));
+        }
+    }
+    !awaited.is_empty()
+}
+
+/// The terminating words of the heredocs a command line opens (`<<EOF`, `<<-'END'`, `<< "X"`;
+/// not a here-string, `<<<`, nor a shift, `1 << 2`).
+fn heredoc_words(line: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("<<") {
+        let after = &rest[at + 2..];
+        if after.starts_with('<') {
+            rest = after.trim_start_matches('<');
+            continue;
+        }
+        let marker = after.trim_start_matches(['-', '~']).trim_start_matches([' ', '\t']);
+        let quote = marker.starts_with(['\'', '"']);
+        let body = if quote { &marker[1..] } else { marker };
+        let len = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(body.len());
+        // A word as heredocs are named (`EOF`, `END_SQL`), not a shift's operand (`1 << 2`).
+        if body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            words.push(&body[..len]);
+        }
+        rest = &body[len..];
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +179,29 @@ mod tests {
             "ls -la",
         ] {
             assert!(foreign_literal(text).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_heredoc_body_lasts_until_its_terminating_line() {
+        for text in [
+            "cat > f <<'EOF'\n---\n",
+            "cat >> pubspec.yaml <<EOF\n",
+            "cat <<-END\nx\n",
+            "cat << \"X\"\na\n",
+            "cat <<A\nx\nA\ncat <<B\n",
+        ] {
+            assert!(inside_open_heredoc(text), "{text:?}");
+        }
+        for text in [
+            "npm test\n",
+            "cat <<EOF\nx\nEOF\n",
+            "cat <<-END\nx\n\tEND\n",
+            "grep x <<< \"$y\"\n",
+            "cat <<EOF",
+            "echo $((1 << 2))\n",
+        ] {
+            assert!(!inside_open_heredoc(text), "{text:?}");
         }
     }
 }

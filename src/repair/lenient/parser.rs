@@ -111,6 +111,8 @@ pub(super) struct Parser<'s> {
     kept_as_text: Option<usize>,
     /// See [`Document::kept_in_nested`].
     kept_in_nested: Vec<KeptMember>,
+    /// Where the bare run being read starts.
+    run_start: usize,
     /// Where a written-out escape at a value's start was kept as the value's text.
     escape_kept_at: Option<usize>,
     /// A position and how many `}` the input holds from it on.
@@ -202,6 +204,7 @@ pub fn parse_reading(
         comments: CommentFinder::default(),
         text_as_member: Vec::new(),
         kept_in_nested: Vec::new(),
+        run_start: 0,
         text_members: Vec::new(),
         kept_as_text: None,
         escape_kept_at: None,
@@ -342,6 +345,13 @@ impl<'s> Parser<'s> {
             return true;
         }
         if *declined == Some(q) {
+            return false;
+        }
+        if literal_syntax::inside_open_heredoc(&self.src[self.run_start..q]) {
+            // A heredoc's body, its terminator still to come: the line is the document's. Should
+            // the text reading fit, the key-shaped line still puts it in doubt.
+            self.kept_as_text.get_or_insert(q);
+            *declined = Some(q);
             return false;
         }
         if self.choices.choose(2) == TAKE_AS_STRUCTURE {
@@ -1201,6 +1211,7 @@ impl<'s> Parser<'s> {
         let textual =
             self.shapes.is_textual(shape) || (kind == Some(FrameKind::Object) && self.shapes.is_unconstrained(shape));
         self.hit(Production::BareRun);
+        self.run_start = start;
         let mut i = start;
         let mut declined = None;
         while i < bytes.len() {
