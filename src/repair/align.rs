@@ -169,6 +169,11 @@ impl<'s> Aligner<'s> {
             NodeKind::Str(text) => {
                 if matches!(shape, Shape::Array { .. } | Shape::Object(_)) {
                     if let Some(parsed) = self.stringified(text, id) {
+                        numeral::decoded_exactly(
+                            &parsed,
+                            &format!("the string at '{pointer}'"),
+                            Some(node.span.start),
+                        )?;
                         edits.push(Edit::new(EditKind::ParseStringified, node.span.clone(), pointer));
                         return Ok(parsed);
                     }

@@ -62,6 +62,7 @@ fn offer_decoded(
     if super::json5_reading::has_duplicate_keys(inner) {
         return Err(Refusal::new(RefusalCode::Ambiguous, "the encoded input gives a key twice", None));
     }
+    super::numeral::decoded_exactly(&decoded, "the encoded input", None)?;
     let whole = || vec![Edit::new(EditKind::DoubleEncoded, 0..raw.len(), "")];
     if schema.first_violation(&decoded).is_none() {
         return readings.offer(Reading { value: decoded, edits: whole(), tree: None });
@@ -75,4 +76,87 @@ fn offer_decoded(
         readings.offer(Reading { value, edits, tree: None })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::repair::{repair, RepairOptions, Status};
+    use crate::schema::ToolSchema;
+    use serde_json::{json, Value};
+
+    /// The outcome's status for valid JSON `raw` breaking the schema of tool `tool`, and the
+    /// input handed on when repaired.
+    fn coerced(raw: &str, schema: Value, tool: &str) -> (Status, Option<Value>) {
+        let schema = ToolSchema::compile(&schema).unwrap();
+        let options = RepairOptions { tool: Some(tool.to_string()), ..RepairOptions::default() };
+        let outcome = repair(raw, Some(&schema), &options);
+        let input = (outcome.status == Status::Repaired).then_some(outcome.input).flatten();
+        (outcome.status, input)
+    }
+
+    fn ids() -> Value {
+        let properties = json!({
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "scores": {"type": "array", "items": {"type": "number"}},
+            "filter": {"type": "object"},
+        });
+        json!({"type": "object", "properties": properties})
+    }
+
+    #[test]
+    fn json_in_a_string_is_not_decoded_into_numbers_a_double_cannot_hold() {
+        for raw in [
+            r#"{"filter": "{\"user_id\": 1184457398123945991}"}"#,
+            r#"{"ids": "[1, 1184457398123945991]"}"#,
+            r#"{"ids": "[9007199254740993]"}"#,
+            r#"{"scores": "[0.5, 1e400]"}"#,
+            r#"{"filter": "{\"ratio\": 0.30000000000000001}"}"#,
+        ] {
+            assert_eq!(coerced(raw, ids(), "t"), (Status::Invalid, None), "{raw}");
+        }
+        let held = [
+            (r#"{"filter": "{\"user_id\": 42}"}"#, json!({"filter": {"user_id": 42}})),
+            (r#"{"ids": "[1, 2]"}"#, json!({"ids": [1, 2]})),
+            (r#"{"scores": "[0.5, 1.25]"}"#, json!({"scores": [0.5, 1.25]})),
+        ];
+        for (raw, input) in held {
+            assert_eq!(coerced(raw, ids(), "t"), (Status::Repaired, Some(input)), "{raw}");
+        }
+    }
+
+    #[test]
+    fn an_encoded_input_or_arguments_string_is_not_decoded_into_numbers_a_double_cannot_hold() {
+        let properties = json!({"issue_id": {"type": "integer"}, "note": {"type": "string"}});
+        let issue = || json!({"type": "object", "properties": properties, "required": ["issue_id"]});
+        for raw in [
+            r#""{\"issue_id\": 1184457398123945991}""#,
+            r#"{"name": "close_issue", "arguments": "{\"issue_id\": 1184457398123945991}"}"#,
+        ] {
+            assert_eq!(coerced(raw, issue(), "close_issue"), (Status::Invalid, None), "{raw}");
+        }
+        for raw in [
+            r#""{\"issue_id\": 42}""#,
+            r#"{"name": "close_issue", "arguments": "{\"issue_id\": 42}"}"#,
+            // Written as a number, not read from a string: the input's own, as the CLI reads it.
+            r#"{"name": "close_issue", "arguments": {"issue_id": 1184457398123945991}}"#,
+        ] {
+            assert_eq!(coerced(raw, issue(), "close_issue").0, Status::Repaired, "{raw}");
+        }
+    }
+
+    #[test]
+    fn an_encoded_input_holding_another_keys_call_tags_is_not_decoded() {
+        let properties =
+            json!({"command": {"type": "string"}, "timeout": {"type": "integer"}, "limit": {"type": "integer"}});
+        let bash = || json!({"type": "object", "properties": properties, "required": ["command"]});
+        for raw in [
+            r#""{\"command\": \"npm test\\n<parameter name=\\\"timeout\\\">600000</parameter>\"}""#,
+            r#""{\"command\": \"npm test<arg_key>timeout</arg_key><arg_value>5</arg_value>\"}""#,
+            r#""{\"command\": \"x<parameter=limit>5</parameter>\"}""#,
+        ] {
+            assert_eq!(coerced(raw, bash(), "Bash"), (Status::Invalid, None), "{raw}");
+        }
+        let plain = r#""{\"command\": \"npm test\"}""#;
+        assert_eq!(coerced(plain, bash(), "Bash"), (Status::Repaired, Some(json!({"command": "npm test"}))));
+    }
 }

@@ -34,6 +34,8 @@ pub struct Envelope<'v> {
     /// Every top-level key of the object.
     pub keys: Vec<&'v str>,
     pub input: Value,
+    /// Whether the input was a string holding it as JSON (`"arguments": "{…}"`), read here.
+    pub decoded: bool,
 }
 
 /// The envelope `value` is, if it is one.
@@ -43,12 +45,11 @@ pub fn envelope(value: &Value) -> Option<Envelope<'_>> {
     if let Some(function) = map.get("function") {
         // OpenAI's nested call: the name and input one level down, the type and id beside it.
         let others_known = keys.iter().all(|k| *k == "function" || CALL_KEYS.contains(k));
-        let (name, _, input) = flat(function.as_object()?, &[])?;
+        let inner = flat(function.as_object()?, &[])?;
         return (others_known && typed(map, "function")).then(|| Envelope {
-            name,
             carriers: vec!["function"],
             keys,
-            input,
+            ..inner
         });
     }
     if let Some(calls) = map.get("tool_calls") {
@@ -63,13 +64,13 @@ pub fn envelope(value: &Value) -> Option<Envelope<'_>> {
     // An OpenAI Responses `function_call` item carries its `status` too.
     let responses_item = map.get("type").is_some_and(|t| t == "function_call");
     let extra: &[&str] = if responses_item { &RESPONSES_ITEM_KEYS } else { &CALL_KEYS };
-    let (name, carriers, input) = flat(map, extra)?;
-    let also = match carriers[0] {
+    let call = flat(map, extra)?;
+    let also = match call.carriers[0] {
         "name" if responses_item => "function_call",
         "name" => "tool_use",
         _ => "function",
     };
-    typed(map, also).then_some(Envelope { name, carriers, keys, input })
+    typed(map, also).then_some(call)
 }
 
 /// The keys carrying a call (one name and one input object) in an object that is not an
@@ -91,8 +92,8 @@ pub fn call_beside_keys(value: &Value) -> Option<[&str; 2]> {
     (map[name].is_string() && input_object(&map[input]).is_some()).then_some([name, input])
 }
 
-/// One name and one input, and besides them only `extra` keys: the name, the two keys, the input.
-fn flat<'v>(map: &'v Map<String, Value>, extra: &[&str]) -> Option<(&'v str, Vec<&'v str>, Value)> {
+/// One name and one input, and besides them only `extra` keys: the call, carried by those two.
+fn flat<'v>(map: &'v Map<String, Value>, extra: &[&str]) -> Option<Envelope<'v>> {
     let one = |candidates: &[&str]| {
         let mut found = map.iter().filter(|(k, _)| candidates.contains(&k.as_str()));
         match (found.next(), found.next()) {
@@ -112,7 +113,13 @@ fn flat<'v>(map: &'v Map<String, Value>, extra: &[&str]) -> Option<(&'v str, Vec
         "recipient_name" => name.strip_prefix("functions.").unwrap_or(name),
         _ => name,
     };
-    Some((name, vec![name_key.as_str(), input_key.as_str()], input_object(input)?))
+    Some(Envelope {
+        name,
+        carriers: vec![name_key.as_str(), input_key.as_str()],
+        keys: map.keys().map(String::as_str).collect(),
+        input: input_object(input)?,
+        decoded: input.is_string(),
+    })
 }
 
 /// `type`, where given, is a call's: `function`, or `tool_use` (a Messages API block, flat only).

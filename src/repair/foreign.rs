@@ -458,12 +458,12 @@ fn json_value(text: &str, parse: ParseOptions) -> Result<Option<Value>, &'static
         Ok(value) => Ok(Some(value)),
         Err(_) if !text.starts_with(['[', '{']) => Ok(None),
         Err(_) => {
-            // Rung 2 reads an object, under its guards (depth, NaN, identity escapes, a key
-            // given twice, re-spelled numbers): the value goes in one.
+            // Rung 2 reads an object, under its guards (depth, NaN, identity escapes and escapes
+            // JSON lacks, a key given twice, re-spelled numbers): the value goes in one.
             let wrapped = format!("{{\"value\": {text}\n}}");
             let options = RepairOptions { parse, ..RepairOptions::default() };
             match super::json5_reading(&wrapped, &options) {
-                Some(Value::Object(mut map)) if map.len() == 1 => Ok(map.remove("value")),
+                Ok(Some(Value::Object(mut map))) if map.len() == 1 => Ok(map.remove("value")),
                 _ if super::bracket_depth(text) <= parse.max_depth
                     && json5::from_str::<serde::de::IgnoredAny>(text).is_ok() =>
                 {

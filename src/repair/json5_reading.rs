@@ -70,6 +70,40 @@ pub fn with_literal_escapes(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Where a string of JSON5 text holds an escape JSON lacks that JSON5 reads as another
+/// character (`\v` a vertical tab, `\0` a NUL, `\x41` an `A`); comments are not strings.
+pub fn escape_json_lacks(raw: &str) -> Option<usize> {
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    if bytes[i] == b'\\' && matches!(bytes.get(i + 1), Some(b'v' | b'0' | b'x')) {
+                        return Some(i);
+                    }
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' => i = after_comment(raw, i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Where the comment at `i` ends (past its `*/` or before its line break), or `i + 1` when no
+/// comment starts there.
+fn after_comment(raw: &str, i: usize) -> usize {
+    match raw.as_bytes().get(i + 1) {
+        Some(b'/') => raw[i..].find('\n').map_or(raw.len(), |n| i + n),
+        Some(b'*') => raw[i + 2..].find("*/").map_or(raw.len(), |n| i + 2 + n + 2),
+        _ => i + 1,
+    }
+}
+
 /// A JSON value that refuses duplicate keys.
 struct Strict(Value);
 
@@ -178,12 +212,7 @@ fn number_tokens(raw: &str) -> Vec<String> {
                 }
                 i += 1;
             }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = raw[i..].find('\n').map_or(bytes.len(), |n| i + n);
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = raw[i + 2..].find("*/").map_or(bytes.len(), |n| i + 2 + n + 2);
-            }
+            b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => i = after_comment(raw, i),
             byte if (byte.is_ascii_digit() || matches!(byte, b'-' | b'+' | b'.'))
                 && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'$'))) =>
             {
@@ -219,6 +248,14 @@ mod tests {
         assert_eq!(read("{a: -1.5, b: [2, 3]}").map(|v| v["b"][1].clone()), Some(serde_json::json!(3)));
         assert!(has_duplicate_keys(r#"{"a": {"b": 1, "b": 2}}"#));
         assert!(!has_duplicate_keys(r#"{"a": 1, "b": [{"a": 2}]}"#));
+    }
+
+    #[test]
+    fn escapes_json_lacks_in_strings_not_comments() {
+        assert_eq!(escape_json_lacks(r#"{"content": "x\vy",}"#), Some(14));
+        assert_eq!(escape_json_lacks(r#"{a: 'x\0', b: "\x41"}"#), Some(6));
+        assert_eq!(escape_json_lacks(r#"{a: "D:\\videos", b: "\n\t\'"}"#), None);
+        assert_eq!(escape_json_lacks("{a: 1, // C:\\videos\n b: 'x' /* \\x41 */}"), None);
     }
 
     #[test]

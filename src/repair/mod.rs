@@ -182,7 +182,7 @@ fn repair_invalid(
     let foreign = foreign::is_foreign_call(raw);
     lenient_readings(raw, shapes, options, !foreign, &mut readings)?;
     foreign::offer(raw, shapes, options.parse, options.tool.as_deref(), &mut readings)?;
-    if let Some(value) = json5_reading(raw, options) {
+    if let Some(value) = json5_reading(raw, options)? {
         let edits = vec![Edit::new(EditKind::Json5Dialect, 0..raw.len(), "")];
         readings.offer(Reading { value, edits, tree: None })?;
     }
@@ -221,16 +221,28 @@ fn refuse_cut_or_oversized(raw: &str, options: &RepairOptions) -> Result<(), Ref
 
 /// Rung 2: the standard JSON5 dialect. Skipped where the `json5` crate could recurse too deep,
 /// where `NaN`/`Infinity` would silently become `null`, and where a backslash escapes nothing
-/// (JSON5 would silently drop it).
-fn json5_reading(raw: &str, options: &RepairOptions) -> Option<Value> {
+/// (JSON5 would silently drop it). Refused where it reads an escape JSON lacks (`"x\vy"`).
+fn json5_reading(raw: &str, options: &RepairOptions) -> Result<Option<Value>, Refusal> {
     if bracket_depth(raw) > options.parse.max_depth
         || raw.contains("NaN")
         || raw.contains("Infinity")
         || has_identity_escape(raw)
     {
-        return None;
+        return Ok(None);
     }
-    json5_reading::read(raw)
+    let Some(value) = json5_reading::read(raw) else {
+        return Ok(None);
+    };
+    match json5_reading::escape_json_lacks(raw) {
+        // The lenient reading keeps the backslash, as a model copying a path meant it; JSON5's
+        // reads a vertical tab, a NUL, a character: two readings (attack round 26: `"x\vy",}`).
+        Some(at) => Err(Refusal::new(
+            RefusalCode::Ambiguous,
+            "an escape JSON lacks (`\\v`, `\\0`, `\\x41`) in input read as JSON5: the escape, or a backslash of the text",
+            Some(at),
+        )),
+        None => Ok(Some(value)),
+    }
 }
 
 /// Rungs 3 and 4: every reading the lenient grammar admits (each script of answers at its
@@ -370,13 +382,15 @@ fn align_document(document: Document, shapes: &ShapeSet) -> Result<Reading, Refu
     Ok(Reading { value, edits, tree: Some(document.root) })
 }
 
-/// A backslash followed by something that is not a JSON escape (nor a line break or `'`).
+/// A backslash followed by something that is not a JSON escape (nor one JSON5 adds: a line
+/// break, `'`, `\v`, `\0`, `\x`).
 fn has_identity_escape(raw: &str) -> bool {
     let mut bytes = raw.bytes();
     while let Some(byte) = bytes.next() {
         if byte == b'\\' {
             match bytes.next() {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' | b'u' | b'\'' | b'\n' | b'\r') => {}
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' | b'u') => {}
+                Some(b'\'' | b'\n' | b'\r' | b'v' | b'0' | b'x') => {}
                 _ => return true,
             }
         }
@@ -398,4 +412,70 @@ fn bracket_depth(raw: &str) -> usize {
         }
     }
     deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What the ladder makes of damaged `raw` for the tool `tool` with this schema: the input
+    /// handed on, or the refusal's message.
+    fn repaired(raw: &str, schema: Value, tool: &str) -> Result<Value, String> {
+        let schema = ToolSchema::compile(&schema).unwrap();
+        let options = RepairOptions { tool: Some(tool.to_string()), ..RepairOptions::default() };
+        let outcome = repair(raw, Some(&schema), &options);
+        match outcome.status {
+            Status::Repaired => Ok(outcome.input.unwrap()),
+            _ => Err(outcome.reason.map(|r| r.message).unwrap_or_default()),
+        }
+    }
+
+    fn write() -> Value {
+        json!({"type": "object", "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}}})
+    }
+
+    #[test]
+    fn escapes_json_lacks_that_json5_or_python_read_are_refused() {
+        for raw in [
+            r#"{"file_path": "a.txt", "content": "x\vy",}"#,
+            r#"{"file_path": "a.txt", "content": "x\x41y",}"#,
+            r"{'file_path': 'D:\archive\a.txt', 'content': 'hi'}",
+            r"{'file_path': 'D:\videos\intro.txt', 'content': 'hi'}",
+            r"{'file_path': 'a.tsv', 'content': 'col1\vcol2'}",
+            r"{'file_path': 'a.txt', 'content': 'x\7y'}",
+            r"{'file_path': 'C:\1\a.txt', 'content': 'hi'}",
+        ] {
+            let why = repaired(raw, write(), "Write").expect_err(raw);
+            assert!(why.contains("escape"), "{raw}: {why}");
+        }
+        let kept = [
+            (
+                r"{'file_path': 'D:\\videos\\a.txt', 'content': 'hi'}",
+                json!({"file_path": r"D:\videos\a.txt", "content": "hi"}),
+            ),
+            (r"{'file_path': 'a.txt', 'content': 'it\'s'}", json!({"file_path": "a.txt", "content": "it's"})),
+            (r#"{"file_path": "a.txt", "content": "x\\vy",}"#, json!({"file_path": "a.txt", "content": r"x\vy"})),
+            (r#"{"file_path": "a.txt", "content": "\d+",}"#, json!({"file_path": "a.txt", "content": r"\d+"})),
+        ];
+        for (raw, input) in kept {
+            assert_eq!(repaired(raw, write(), "Write"), Ok(input), "{raw}");
+        }
+    }
+
+    #[test]
+    fn damaged_input_is_not_decoded_into_numbers_a_double_cannot_hold() {
+        let events = || json!({"type": "object", "properties": {"filter": {"type": "object"}}});
+        let why = repaired(r#"{"filter": "{\"user_id\": 1184457398123945991}""#, events(), "list_events");
+        assert!(why.expect_err("decoded").contains("cannot hold"));
+        let held = repaired(r#"{"filter": "{\"user_id\": 42}""#, events(), "list_events");
+        assert_eq!(held, Ok(json!({"filter": {"user_id": 42}})));
+
+        let properties = json!({"issue_id": {"type": "integer"}, "note": {"type": "string"}});
+        let issue = || json!({"type": "object", "properties": properties, "required": ["issue_id"]});
+        let call = |id: &str| format!(r#"{{"name": "close_issue", "arguments": "{{\"issue_id\": {id}}}""#);
+        let why = repaired(&call("9007199254740993"), issue(), "close_issue");
+        assert!(why.expect_err("decoded").contains("cannot hold"));
+        assert_eq!(repaired(&call("42"), issue(), "close_issue"), Ok(json!({"issue_id": 42})));
+    }
 }

@@ -3,6 +3,8 @@
 //! `JSON.parse` reads every number as a double, so a number token the repair writes must mean
 //! the same value there (a 19-digit id rounds to another id, `1e400` becomes Infinity).
 
+use super::outcome::{Refusal, RefusalCode};
+
 /// Whether `text` is a JSON number whose digits are grouped by threes after one `.` or `,`
 /// (`1.000`, `600.000`, `-12,345`): thousands grouping in one convention, decimals in another.
 /// A leading `0` (`0.500`) groups no thousands.
@@ -42,12 +44,35 @@ pub fn holds_in_a_double(text: &str) -> bool {
 
 /// Whether every number in `value` (a reading the repair writes out) holds in a double.
 pub fn numbers_hold_in_a_double(value: &serde_json::Value) -> bool {
+    number_lost_in_a_double(value).is_none()
+}
+
+/// The first number in `value` that a double does not hold, as written.
+fn number_lost_in_a_double(value: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     match value {
-        Value::Number(number) => holds_in_a_double(&number.to_string()),
-        Value::Array(items) => items.iter().all(numbers_hold_in_a_double),
-        Value::Object(map) => map.values().all(numbers_hold_in_a_double),
-        _ => true,
+        Value::Number(number) => Some(number.to_string()).filter(|text| !holds_in_a_double(text)),
+        Value::Array(items) => items.iter().find_map(number_lost_in_a_double),
+        Value::Object(map) => map.values().find_map(number_lost_in_a_double),
+        _ => None,
+    }
+}
+
+/// Refuses `value`, JSON the repair read from inside a string (`source` says which: a
+/// parameter's, the whole input's, an envelope's `arguments`), when it holds a number a double
+/// does not hold: the string is that number's one exact form, and decoded, the CLI's
+/// `JSON.parse` reads another (`"[9007199254740993]"` gives …992), as with a numeral that is a
+/// string's whole text (never coerced: [`coercible`]).
+pub fn decoded_exactly(value: &serde_json::Value, source: &str, at: Option<usize>) -> Result<(), Refusal> {
+    match number_lost_in_a_double(value) {
+        None => Ok(()),
+        Some(number) => Err(Refusal::new(
+            RefusalCode::Ambiguous,
+            format!(
+                "{source} holds JSON with the number {number}, which the CLI's doubles cannot hold: decoded, it becomes another number"
+            ),
+            at,
+        )),
     }
 }
 
@@ -137,6 +162,22 @@ mod tests {
         let lost = ["1184457398123945991", "9007199254740993", "1e400", "-1e400", "1e-400", "0.30000000000000001"];
         for text in lost.into_iter().chain(["12345678901234567890123", "1e99999999999999999999", "abc", ""]) {
             assert!(!holds_in_a_double(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn decoded_json_with_a_number_a_double_cannot_hold_is_refused_and_names_it() {
+        let held = serde_json::json!({"user_id": 42, "ratio": 1.5, "ids": [1, -2e3], "name": "9007199254740993"});
+        assert!(decoded_exactly(&held, "the string", None).is_ok());
+        for (text, number) in [
+            (r#"{"user_id": 1184457398123945991}"#, "1184457398123945991"),
+            (r#"[0.5, {"x": 1e400}]"#, "e+400"),
+            (r#"{"ratio": 0.30000000000000001}"#, "0.30000000000000001"),
+        ] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let refusal = decoded_exactly(&value, "the string", Some(3)).expect_err(text);
+            assert_eq!((refusal.code, refusal.position), (RefusalCode::Ambiguous, Some(3)));
+            assert!(refusal.message.contains(number), "{text}: {}", refusal.message);
         }
     }
 

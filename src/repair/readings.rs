@@ -47,6 +47,9 @@ impl<'a> Readings<'a> {
             let either = call.keys.iter().any(|key| self.mentions(key));
             let this_tool = self.tool.is_some_and(|tool| names_this_tool(call.name, tool));
             if this_tool && !either {
+                if call.decoded {
+                    super::numeral::decoded_exactly(&call.input, "the envelope's arguments string", None)?;
+                }
                 let mut edits = reading.edits.clone();
                 edits.push(Edit::new(EditKind::UnwrapEnvelope, 0..0, ""));
                 self.offer(Reading { value: call.input, edits, tree: None })?;
@@ -108,9 +111,13 @@ impl<'a> Readings<'a> {
         let schema = self.schema?;
         let declared = schema.shapes().known_keys(schema.shapes().root());
         let declared = declared.as_deref();
-        // A reading the lenient grammar gave, or an envelope's input taken off whole; the others
-        // decoded JSON as it was written.
-        let read_loosely = reading.tree.is_some() || reading.edits.iter().any(|e| e.kind == EditKind::UnwrapEnvelope);
+        // A reading the lenient grammar gave, an envelope's input taken off whole, or JSON read
+        // again from a string (a double-encoded input: attack round 26); the others decoded JSON
+        // as it was written.
+        let decoded_again = |e: &Edit| {
+            matches!(e.kind, EditKind::UnwrapEnvelope | EditKind::DoubleEncoded | EditKind::ParseStringified)
+        };
+        let read_loosely = reading.tree.is_some() || reading.edits.iter().any(decoded_again);
         read_loosely.then(|| leaked_in_value(&reading.value, declared, None)).flatten()
     }
 

@@ -154,12 +154,13 @@ pub(super) fn has_typographically_quoted_piece(text: &str) -> bool {
     typographically_quoted(text.trim()) || text.split(',').any(|piece| typographically_quoted(piece.trim()))
 }
 
-/// Where a single-quoted string's body holds a Python (or JavaScript) escape JSON does not
-/// have and a model writes when it means one (`\xe9`, `\0`, `\N{…}`, `\U0001F600`): in a
-/// dialect whose `\'` is honoured, the backslash may be the escape's or the text's own. `\a`,
-/// `\v` and `\1` are left out: far more often a path's letter (`C:\app`) or a regex's
-/// back-reference than a bell or an octal escape. `\b` and `\f` count: JSON has them, but in a
-/// string not written as JSON `'\bTODO\b'` is a regex's word boundary as often as a backspace.
+/// Where a single-quoted string's body holds a Python (or JavaScript, JSON5) escape JSON does
+/// not have (`\xe9`, `\0`, `\N{…}`, `\U0001F600`, `\v`, `\a`, octal `\7`): in a dialect whose
+/// `\'` is honoured, the backslash may be the escape's or the text's own. A path's letter
+/// (`'D:\archive\a.txt'`) or a regex's back-reference (`'\1'`) is the text's own as often as
+/// not, but Python reads a bell and an octal escape there (attack round 26), so those count too.
+/// `\b` and `\f` count: JSON has them, but in a string not written as JSON `'\bTODO\b'` is a
+/// regex's word boundary as often as a backspace.
 pub(super) fn foreign_escape(body: &str) -> Option<usize> {
     let bytes = body.as_bytes();
     let mut i = 0;
@@ -174,7 +175,7 @@ pub(super) fn foreign_escape(body: &str) -> Option<usize> {
             b'x' => hex(i + 2, 2),
             b'U' => hex(i + 2, 8),
             b'N' => bytes.get(i + 2) == Some(&b'{'),
-            b'0' | b'b' | b'f' => true,
+            b'0'..=b'7' | b'a' | b'b' | b'f' | b'v' => true,
             _ => false,
         };
         if foreign {
@@ -213,6 +214,9 @@ mod tests {
             (r#"{"params":[,"b"]}"#, "hole"),
             ("{\"path\": “src”}", "typographic"),
             ("{'content': 'caf\\xe9'}", "Python escape"),
+            ("{'file_path': 'D:\\archive\\a.txt'}", "Python escape"),
+            ("{'file_path': 'D:\\videos\\intro.txt'}", "Python escape"),
+            ("{'file_path': 'C:\\1\\a.txt'}", "Python escape"),
         ];
         for (src, reason) in table {
             let message = parsed(src).expect_err(src);
@@ -226,7 +230,8 @@ mod tests {
             r#"{"params":[2 apples]}"#,
             r#"{"params":[2024-01-01]}"#,
             "{\"command\": echo “hi” now}",
-            "{'path': 'C:\\Dev\\app.js'}",
+            "{'path': 'C:\\Dev\\src.js'}",
+            "{'path': 'D:\\\\videos\\\\a.txt', 'note': 'it\\'s'}",
         ] {
             assert_eq!(parsed(src), Ok(()), "{src}");
         }
@@ -274,7 +279,12 @@ mod tests {
         assert_eq!(foreign_escape(r"it\'s \d+ C:\\x41"), None);
         assert_eq!(foreign_escape(r"\xZZ"), None);
         assert_eq!(foreign_escape(r"\bTODO\b"), Some(0));
-        assert_eq!(foreign_escape(r"C:\Dev\app.js \vendor s/\(a\)/\1/"), None);
-        assert_eq!(foreign_escape(r"C:\Dev\app.js \vendor s/\(a\)/\1/"), None);
+        assert_eq!(foreign_escape(r"C:\Dev\src.js \d+ s/\(x\)/y/ \8 \\v"), None);
+        // Python's bell, vertical tab and octal escapes (JavaScript's and JSON5's `\v`).
+        assert_eq!(foreign_escape(r"D:\archive\a.txt"), Some(2));
+        assert_eq!(foreign_escape(r"D:\videos"), Some(2));
+        assert_eq!(foreign_escape(r"col1\vcol2"), Some(4));
+        assert_eq!(foreign_escape(r"x\7y"), Some(1));
+        assert_eq!(foreign_escape(r"s/\(a\)/\1/"), Some(8));
     }
 }
