@@ -173,13 +173,27 @@ impl Parser<'_> {
                 start,
             ));
         }
-        if trimmed.rsplit('\n').next().is_some_and(|line| line.trim_start().starts_with("```")) {
+        // A fence's line, or a longer fence's leftover backticks (```` after ```json).
+        let fence_line = |line: &str| {
+            let line = line.trim();
+            line.starts_with("```") || (!line.is_empty() && line.chars().all(|c| c == '`'))
+        };
+        if trimmed.rsplit('\n').next().is_some_and(fence_line) {
             return Err(ambiguous(
                 "a code fence's line ends unquoted text and the object's '}' is missing: the fence's, or the text's?",
                 start,
             ));
         }
         let rest = self.src[start + text.len()..].trim_start();
+        let own_fences = text.lines().filter(|line| line.trim_start().starts_with("```")).count();
+        if rest.starts_with("```") && own_fences % 2 == 1 {
+            // `"content": # Setup⏎```sh⏎npm install⏎```: the fence after the text may close the
+            // block the text opened, not the one around the call.
+            return Err(ambiguous(
+                "a code fence follows unquoted text that opened a fence of its own and the object's '}' is missing: whose fence is it?",
+                start,
+            ));
+        }
         if let Some(name) = rest.strip_prefix("</").and_then(|tag| tag.split_once('>')).map(|(name, _)| name) {
             if !name.is_empty() && opens_tag(text, name) {
                 return Err(ambiguous(
