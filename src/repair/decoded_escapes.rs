@@ -84,11 +84,11 @@ fn doubt_in_text(text: &str) -> Option<Doubt> {
             b'\r' => b'r',
             _ => b't',
         };
-        // A line break after a quote, `(` or `=` ends a line of code here (the text's own, or
-        // a decoded one): only a space before it says a path may start.
-        let before = text[..at].chars().next_back();
-        let spot = spot_after(before).filter(|&spot| spot != EscapeSpot::AfterBlank || before == Some(' '));
-        spot.map(|spot| (at, letter, spot))
+        // A control after a quote, `(` or `=` ends a line of code here (the text's own, or a
+        // decoded one): only a space before it says a path may start.
+        spot_after(text[..at].chars().next_back())
+            .filter(|&spot| spot != EscapeSpot::AfterOpener)
+            .map(|spot| (at, letter, spot))
     });
     path_like_escape(text, letters, |b| b == b' ', b"\\").map(|_| Doubt::InsideWord)
 }

@@ -128,10 +128,12 @@ pub fn after_drive_letter(bytes: &[u8], at: usize) -> bool {
 pub enum EscapeSpot {
     /// After a letter, a digit or a path's sign: `src\tests`, `..\tests`, `~\notes`, `%CD%\x`.
     InsideWord,
-    /// After a space or a sign a path starts after (`=`, a quote, `(`): `cd \tests`, `cd \nginx`,
-    /// `set P=\tests`, `dir "\tests"` — a path from the drive's root; a line break or tab
-    /// right after a space is rarely meant.
+    /// After a space: `cd \tests`, `cd \nginx` — a path from the drive's root; a line break or
+    /// tab right after a space is rarely meant.
     AfterBlank,
+    /// After a sign a path starts after (`=`, a quote, `(`): `set P=\tests`, `dir "\tests"`; a
+    /// line break there ends a line of code (`print('x')\nfoo`, `<<'EOF'\nimport`).
+    AfterOpener,
     /// At the string's start: `"\tests"`, `"\notes.txt"`.
     AtStart,
 }
@@ -150,7 +152,8 @@ pub fn spot_after(before: Option<char>) -> Option<EscapeSpot> {
     match before {
         None => Some(EscapeSpot::AtStart),
         Some(c) if c.is_alphanumeric() || PATH_SIGNS.contains(&c) => Some(EscapeSpot::InsideWord),
-        Some(' ' | '=' | '"' | '\'' | '(') => Some(EscapeSpot::AfterBlank),
+        Some(' ') => Some(EscapeSpot::AfterBlank),
+        Some('=' | '"' | '\'' | '(') => Some(EscapeSpot::AfterOpener),
         Some(_) => None,
     }
 }
@@ -169,8 +172,8 @@ pub fn text_starts_with_word(bytes: &[u8]) -> bool {
 }
 
 /// Of letter escapes in `text` (each at its offset, with the escape's letter and its spot, in
-/// order), the first that may be a path's backslash: after a space or a path's opening sign
-/// any of them (`cd \nginx`); inside a word a `\t` or `\r` (`cd src\tests`), or a `\n` in a
+/// order), the first that may be a path's backslash: after a space any of them (`cd \nginx`);
+/// inside a word or after a path's opening sign a `\t` or `\r` (`cd src\tests`), or a `\n` in a
 /// word whose rest names a file (a `.` before a letter: `docs\new\readme.txt`,
 /// `src\notes.md:12`) or that keeps a backslash of its own (`C:\\x\new`) — `line1\nline2` is
 /// two lines; at the string's start one in a word that names a file or is the whole string
@@ -190,7 +193,7 @@ pub fn path_like_escape(
     for (at, letter, spot) in escapes {
         match spot {
             EscapeSpot::AfterBlank => return Some(at),
-            EscapeSpot::InsideWord if letter != b'n' => return Some(at),
+            EscapeSpot::InsideWord | EscapeSpot::AfterOpener if letter != b'n' => return Some(at),
             EscapeSpot::AtStart if letter == b'r' || !bytes.iter().any(|&b| blank(b)) => return Some(at),
             _ => {}
         }

@@ -430,16 +430,22 @@ impl<'s> Parser<'s> {
     }
 
     /// A bare run from `start` to `end` without its trailing blanks, or — where they hold a line
-    /// break before a comma or a closer of a one-line object (`foo(bar)⏎}`) — with them: the
-    /// line break may be the value's own; both readings are walked.
+    /// break in a one-line object, or two in any, before a comma, a closer or a quoted key whose
+    /// comma was lost (`foo(bar)⏎}`, `DEBUG=false⏎ "file_path"`) — with them up to the last line
+    /// break: the line break may be the value's own (a file's last); both readings are walked.
     fn trailing_layout_or_text(&mut self, start: usize, end: usize, textual: bool) -> &'s str {
         let src = self.src;
         let trimmed = src[start..end].trim_end();
         let one_line = self.frames.last().is_some_and(|f| f.kind == FrameKind::Object && !f.pretty);
-        let before_structure = matches!(self.byte(end), Some(b',' | b'}' | b']'));
-        let line_break = src[start + trimmed.len()..end].contains(is_line_break);
-        if textual && one_line && before_structure && line_break && self.choices.choose(2) == KEEP_AS_TEXT {
-            return &src[start..end];
+        let next = self.skip_blank(end);
+        let gap = &src[start + trimmed.len()..next];
+        let line_breaks = gap.matches(is_line_break).count();
+        let before_structure = matches!(self.byte(next), Some(b',' | b'}' | b']'));
+        let before_key = next > end && matches!(self.byte(next), Some(b'"' | b'\''));
+        let doubtful = (one_line && line_breaks > 0) || line_breaks > 1;
+        if textual && (before_structure || before_key) && doubtful && self.choices.choose(2) == KEEP_AS_TEXT {
+            let kept = gap.rfind(is_line_break).map_or(0, |at| at + gap[at..].chars().next().map_or(1, char::len_utf8));
+            return &src[start..start + trimmed.len() + kept];
         }
         trimmed
     }
