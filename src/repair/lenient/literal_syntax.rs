@@ -99,30 +99,52 @@ fn is_heredoc(text: &str) -> bool {
 }
 
 /// Whether the end of `text` (a bare run read so far) lies inside the body of a shell heredoc
-/// the text opened (`cat > f <<'EOF'⏎---⏎`) whose terminating line has not come: key-shaped
+/// the text opened (`cat > f <<'EOF'⏎---⏎`) whose terminating line has not come, or inside a
+/// shell single-quoted string that runs over lines (`git commit -m 'feat: x⏎⏎`): key-shaped
 /// lines there are the document's (`description: …` in front matter), whatever the schema says.
-pub(super) fn inside_open_heredoc(text: &str) -> bool {
-    let mut awaited: Vec<&str> = Vec::new();
+pub(super) fn inside_shell_quoting(text: &str) -> bool {
+    let mut awaited: Vec<(String, bool)> = Vec::new();
     let mut lines = text.split('\n').peekable();
+    let mut quotes = 0;
     while let Some(line) = lines.next() {
+        if awaited.is_empty() {
+            quotes += shell_quotes(line);
+        }
         if lines.peek().is_none() {
             // The line being read: a body starts only on the line after its opener.
             break;
         }
-        if awaited.first().is_some_and(|word| line.trim_start_matches('\t').trim_end() == *word) {
-            awaited.remove(0);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if let Some((word, tabs)) = awaited.first() {
+            // Bash ends the body at a line that is the word exactly (`<<-`: after leading tabs).
+            let line = if *tabs { line.trim_start_matches('\t') } else { line };
+            if line == word {
+                awaited.remove(0);
+            }
             continue;
         }
-        if awaited.is_empty() {
-            awaited.extend(heredoc_words(line));
-        }
+        awaited.extend(heredoc_words(line));
     }
-    !awaited.is_empty()
+    !awaited.is_empty() || quotes % 2 == 1
 }
 
-/// The terminating words of the heredocs a command line opens (`<<EOF`, `<<-'END'`, `<< "X"`;
-/// not a here-string, `<<<`, nor a shift, `1 << 2`).
-fn heredoc_words(line: &str) -> Vec<&str> {
+/// The `'` of `line` that open or close a shell string: not an apostrophe between letters
+/// (`don't`).
+fn shell_quotes(line: &str) -> usize {
+    let chars: Vec<char> = line.chars().collect();
+    (0..chars.len())
+        .filter(|&at| chars[at] == '\'')
+        .filter(|&at| {
+            let letter = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
+            !(at > 0 && letter(chars.get(at - 1)) && letter(chars.get(at + 1)))
+        })
+        .count()
+}
+
+/// The terminating words of the heredocs a command line opens, with whether `<<-` lets tabs
+/// precede them (`<<EOF`, `<<-'END'`, `<< "X"`, `<<\EOF`, `<<$'EOF'`, `<<"$END"`; not a
+/// here-string, `<<<`, nor a shift, `1 << 2`).
+fn heredoc_words(line: &str) -> Vec<(String, bool)> {
     let mut words = Vec::new();
     let mut rest = line;
     while let Some(at) = rest.find("<<") {
@@ -131,13 +153,15 @@ fn heredoc_words(line: &str) -> Vec<&str> {
             rest = after.trim_start_matches('<');
             continue;
         }
+        let tabs = after.starts_with('-');
         let marker = after.trim_start_matches(['-', '~']).trim_start_matches([' ', '\t']);
-        let quote = marker.starts_with(['\'', '"']);
-        let body = if quote { &marker[1..] } else { marker };
-        let len = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(body.len());
-        // A word as heredocs are named (`EOF`, `END_SQL`), not a shift's operand (`1 << 2`).
-        if body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            words.push(&body[..len]);
+        let marker = marker.strip_prefix('\\').or_else(|| marker.strip_prefix('$')).unwrap_or(marker);
+        let quote = marker.chars().next().filter(|c| matches!(c, '\'' | '"'));
+        let body = quote.map_or(marker, |q| &marker[q.len_utf8()..]);
+        let len = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).unwrap_or(body.len());
+        // A word as heredocs are named (`EOF`, `END_SQL`, `$END` quoted), not a shift's operand (`1 << 2`).
+        if body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || (c == '$' && quote.is_some())) {
+            words.push((body[..len].to_string(), tabs));
         }
         rest = &body[len..];
     }
@@ -190,18 +214,26 @@ mod tests {
             "cat <<-END\nx\n",
             "cat << \"X\"\na\n",
             "cat <<A\nx\nA\ncat <<B\n",
+            "cat > f <<\\EOF\n---\n",
+            "cat > f <<$'EOF'\n",
+            "cat > f <<\"$END\"\n",
+            "cat > f <<EOF\n\tEOF\n",
+            "cat > f <<EOF\nEOF \n",
+            "git commit -m 'feat: x\n\n",
         ] {
-            assert!(inside_open_heredoc(text), "{text:?}");
+            assert!(inside_shell_quoting(text), "{text:?}");
         }
         for text in [
             "npm test\n",
             "cat <<EOF\nx\nEOF\n",
             "cat <<-END\nx\n\tEND\n",
+            "git commit -m 'feat: x'\n",
+            "echo don't\n",
             "grep x <<< \"$y\"\n",
             "cat <<EOF",
             "echo $((1 << 2))\n",
         ] {
-            assert!(!inside_open_heredoc(text), "{text:?}");
+            assert!(!inside_shell_quoting(text), "{text:?}");
         }
     }
 }

@@ -82,6 +82,8 @@ pub(super) struct Frame<'s> {
     pub pretty: bool,
     /// The object's shape (objects only): what its members' values may be.
     pub shape: Option<ShapeId>,
+    /// The object's `}` may be lost (see [`Parser::object`]).
+    pub lost_closer: bool,
 }
 
 pub(super) struct Parser<'s> {
@@ -113,6 +115,8 @@ pub(super) struct Parser<'s> {
     kept_in_nested: Vec<KeptMember>,
     /// Where the bare run being read starts.
     run_start: usize,
+    /// Where a double-quoted string first held an escape Python reads and JSON lacks.
+    python_escape_at: Option<usize>,
     /// Where a written-out escape at a value's start was kept as the value's text.
     escape_kept_at: Option<usize>,
     /// A position and how many `}` the input holds from it on.
@@ -205,6 +209,7 @@ pub fn parse_reading(
         text_as_member: Vec::new(),
         kept_in_nested: Vec::new(),
         run_start: 0,
+        python_escape_at: None,
         text_members: Vec::new(),
         kept_as_text: None,
         escape_kept_at: None,
@@ -347,7 +352,7 @@ impl<'s> Parser<'s> {
         if *declined == Some(q) {
             return false;
         }
-        if literal_syntax::inside_open_heredoc(&self.src[self.run_start..q]) {
+        if literal_syntax::inside_shell_quoting(&self.src[self.run_start..q]) {
             // A heredoc's body, its terminator still to come: the line is the document's. Should
             // the text reading fit, the key-shaped line still puts it in doubt.
             self.kept_as_text.get_or_insert(q);
@@ -430,9 +435,10 @@ impl<'s> Parser<'s> {
     }
 
     /// A bare run from `start` to `end` without its trailing blanks, or — where they hold a line
-    /// break in a one-line object, or two in any, before a comma, a closer or a quoted key whose
-    /// comma was lost (`foo(bar)⏎}`, `DEBUG=false⏎ "file_path"`) — with them up to the last line
-    /// break: the line break may be the value's own (a file's last); both readings are walked.
+    /// break before a comma or a closer of a one-line object (`foo(bar)⏎}`), or end a value over
+    /// lines with a line break in a one-line object, or two in any, before a comma, a closer or
+    /// a quoted key whose comma was lost (`A=1⏎DEBUG=false⏎ "file_path"`) — with them up to the
+    /// last line break: it may be the value's own (a file's last); both readings are walked.
     fn trailing_layout_or_text(&mut self, start: usize, end: usize, textual: bool) -> &'s str {
         let src = self.src;
         let trimmed = src[start..end].trim_end();
@@ -442,8 +448,15 @@ impl<'s> Parser<'s> {
         let line_breaks = gap.matches(is_line_break).count();
         let before_structure = matches!(self.byte(next), Some(b',' | b'}' | b']'));
         let before_key = next > end && matches!(self.byte(next), Some(b'"' | b'\''));
-        let doubtful = (one_line && line_breaks > 0) || line_breaks > 1;
-        if textual && (before_structure || before_key) && doubtful && self.choices.choose(2) == KEEP_AS_TEXT {
+        // A value over lines (a file) may end in line breaks of its own; after a one-line value
+        // a line break before the next key is the members' layout.
+        let over_lines = trimmed.contains(is_line_break);
+        let doubtful = match (before_structure, before_key) {
+            (true, _) => (one_line && line_breaks > 0) || (over_lines && line_breaks > 1),
+            (_, true) => over_lines && ((one_line && line_breaks > 0) || line_breaks > 1),
+            _ => false,
+        };
+        if textual && doubtful && self.choices.choose(2) == KEEP_AS_TEXT {
             let kept = gap.rfind(is_line_break).map_or(0, |at| at + gap[at..].chars().next().map_or(1, char::len_utf8));
             return &src[start..start + trimmed.len() + kept];
         }
@@ -462,13 +475,31 @@ impl<'s> Parser<'s> {
             && rest.starts_with(|c: char| !matches!(c, '"' | '\'' | '{' | '[' | '('))
     }
 
-    /// Whether the `}` at `close` is in the run of closers (blanks between them) that ends at
-    /// the input's last `}`.
-    fn in_last_closers(&self, close: usize) -> bool {
-        self.src.rfind('}').is_some_and(|last| {
-            last >= close
-                && self.src[close..=last].bytes().all(|b| matches!(b, b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-        })
+    /// Whether a closer, or the input's end, follows the `}` at `close` (blanks, commas and
+    /// comments between): `}}`, `}]`, `},}`, `} /* end */ }`.
+    fn closers_follow(&self, close: usize) -> bool {
+        let mut at = close + 1;
+        loop {
+            at = self.skip_ws_quiet(at);
+            match self.byte(at) {
+                Some(b',') => at += 1,
+                Some(b'}' | b']') | None => return true,
+                _ => return false,
+            }
+        }
+    }
+
+    /// Whether the document is written in Python's syntax: a single-quoted string, or `True`,
+    /// `False` or `None` as a member's value.
+    fn reads_as_python(&self) -> bool {
+        self.productions.contains(Production::SingleString)
+            || ["True", "False", "None"].iter().any(|word| {
+                self.src.match_indices(word).any(|(at, _)| {
+                    let before = self.src[..at].trim_end_matches([' ', '\t']);
+                    let after = self.src[at + word.len()..].trim_start_matches([' ', '\t']);
+                    before.ends_with(':') && (after.is_empty() || after.starts_with([',', '}', '\n', '\r']))
+                })
+            })
     }
 
     /// Whether the root's closer may be missing: its `{` pairs with nothing, or was never there.
@@ -615,6 +646,14 @@ impl<'s> Parser<'s> {
                 }
             }
         }
+        if let Some(at) = self.python_escape_at.filter(|_| self.reads_as_python()) {
+            // `{'file_path': "D:\archive\a.txt"}`: in Python's syntax `\a` is a bell.
+            return Err(SyntaxError::new(
+                RefusalCode::Ambiguous,
+                "an escape Python reads (`\\a`, `\\v`, octal, `\\N{…}`, `\\x`) in a double-quoted string of a document in Python's syntax: the escape, or the text's backslash?",
+                at,
+            ));
+        }
         Ok(Document {
             root,
             rivals,
@@ -634,7 +673,15 @@ impl<'s> Parser<'s> {
                 at,
             ));
         }
-        self.frames.push(Frame { kind, keys, paren: false, open: false, pretty: false, shape: None });
+        self.frames.push(Frame {
+            kind,
+            keys,
+            paren: false,
+            open: false,
+            pretty: false,
+            shape: None,
+            lost_closer: false,
+        });
         Ok(())
     }
 
@@ -735,15 +782,21 @@ impl<'s> Parser<'s> {
                 self.root_open = Some(open);
             }
         }
-        // A nested object whose `}` is lost, or which pairs with one of the input's last run of
-        // closers while the root's pairs with nothing (any of those closers may be the lost one:
-        // `{"spec": {"template": {"image": "x", "pull": "y"}}` may have lost `template`'s).
+        // A nested object whose `}` is lost, or whose `}` is the input's last or is followed by
+        // nothing but closers (commas, comments between) while an enclosing object's `}` may be
+        // lost (a wrapper's close may follow it): any of those
+        // closers may be the lost one (`{"spec": {"template": {"image": "x", "pull": "y"}}`
+        // may have lost `template`'s; `[{"name": "web", "config": {"mode": "a"}]` `config`'s).
         let root_unpaired = self.root_unpaired();
+        let enclosing_lost = root_unpaired || self.frames.iter().rev().skip(1).any(|f| f.lost_closer);
         let unpaired = !implicit
             && match self.brackets.closer_of(open) {
                 None => true,
-                Some(close) => root_unpaired && self.in_last_closers(close),
+                Some(close) => enclosing_lost && (self.closers_follow(close) || self.src.rfind('}') == Some(close)),
             };
+        if let Some(frame) = self.frames.last_mut() {
+            frame.lost_closer = unpaired || (implicit && root_unpaired);
+        }
         let mut pos = if implicit { open } else { open + 1 };
         let mut members: Vec<Member> = Vec::new();
         let mut separated = true;
@@ -1150,6 +1203,13 @@ impl<'s> Parser<'s> {
                     ));
                 }
                 self.refuse_second_string_reading(mark, byte, body)?;
+                if byte == b'"' {
+                    if let Some(at) = super::second_reading::foreign_escape(body) {
+                        // Python's escape, if the document turns out to be Python's (see `finish`).
+                        let body_start = body.as_ptr() as usize - self.src.as_ptr() as usize;
+                        self.python_escape_at.get_or_insert(body_start + at);
+                    }
+                }
                 if (inner_quotes && has_escape(body, RAW_STRING_ESCAPES, false))
                     || (raw_controls && has_escape(body, CONTROL_ESCAPES, true))
                 {
