@@ -20,6 +20,11 @@ fn shapes() -> Vec<(&'static str, Builder)> {
         ("blank lines", Box::new(|n| format!("{{\"title\": hello{}x}}", "\n".repeat(n)))),
         ("comments at a value", Box::new(|n| format!("{{\"title\": {}ls}}", "/* c */ ".repeat(n / 8)))),
         ("weak keys in text", Box::new(|n| format!("{{\"title\": ls{}}}", "\ntitle: x".repeat(n / 9)))),
+        (
+            "key lines in a heredoc",
+            Box::new(|n| format!("{{\"title\": cat > f <<EOF{}\nEOF}}", "\ntitle: x".repeat(n / 9))),
+        ),
+        ("key lines in a shell quote", Box::new(|n| format!("{{\"title\": echo 'a{}'}}", "\ntitle: x".repeat(n / 9)))),
         ("unpaired closers in text", Box::new(|n| format!("{{\"title\": {}}}", "echo } ".repeat(n / 7)))),
         (
             "`</` in a foreign value",

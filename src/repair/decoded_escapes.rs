@@ -84,13 +84,13 @@ fn doubt_in_text(text: &str) -> Option<Doubt> {
             b'\r' => b'r',
             _ => b't',
         };
-        // A control after a quote, `(` or `=` ends a line of code here (the text's own, or a
-        // decoded one): only a space before it says a path may start.
+        // A line break after a quote, `(` or `=` ends a line of code here (the text's own, or
+        // a decoded one); a tab there is asked about as in a string read leniently.
         spot_after(text[..at].chars().next_back())
-            .filter(|&spot| spot != EscapeSpot::AfterOpener)
+            .filter(|&spot| spot != EscapeSpot::AfterOpener || letter != b'n')
             .map(|spot| (at, letter, spot))
     });
-    path_like_escape(text, letters, |b| b == b' ', b"\\").map(|_| Doubt::InsideWord)
+    path_like_escape(text, letters, |b| b == b' ', b"\\", text.matches('\n').count() > 1).map(|_| Doubt::InsideWord)
 }
 
 #[cfg(test)]
@@ -116,7 +116,7 @@ mod tests {
             ("cd \tests", Doubt::InsideWord),
             ("type \notes.txt", Doubt::InsideWord),
             ("cd \nginx", Doubt::InsideWord),
-            ("two spaces  \nnext line", Doubt::InsideWord),
+            ("set P=\tests", Doubt::InsideWord),
             ("\tests", Doubt::InsideWord),
         ] {
             assert_eq!(doubt_in_text(text), Some(doubt), "{text:?}");
@@ -131,6 +131,7 @@ mod tests {
             "one line\nand another",
             "line1\nline2",
             "\treturn nil",
+            "two spaces  \nnext line\nand more",
         ] {
             assert_eq!(doubt_in_text(text), None, "{text:?}");
         }

@@ -79,11 +79,14 @@ fn holds_no_tags(raw: &str, span: &Range<usize>) -> Result<(), Refusal> {
 /// reading as that syntax, the tags leaked into a value. Tags are read as loosely as the guard
 /// reads them (`<Parameter NAME = K>`, `name=“K”`). Where the keys are unknown (`None`: a
 /// schema or branch without properties), any key a tag names may be one. A tag naming `own`,
-/// the key whose value `text` is, is not counted: a model switching to tags goes on with the
-/// next parameter, and an XML file's content may name its own (`content`).
+/// the key whose value `text` is, is not counted unless a closing tag came before it: a model
+/// switching to tags goes on with the next parameter, and an XML file's content may name its
+/// own (`content`).
 pub fn names_declared_key(text: &str, declared: Option<&[&str]>, own: Option<&str>) -> Option<String> {
+    let mut closed = false;
     tag::heads(text).find_map(|tag| {
         if tag.closing {
+            closed = true;
             return None;
         }
         let key = match tag.name.as_str() {
@@ -96,7 +99,9 @@ pub fn names_declared_key(text: &str, declared: Option<&[&str]>, own: Option<&st
             _ => return None,
         };
         let known = declared.is_none_or(|keys| keys.contains(&key.as_str()));
-        (known && !key.is_empty() && own != Some(key.as_str())).then_some(key)
+        // After a closing tag (`npm test</parameter>⏎<parameter name="command">…`) the own key
+        // too starts a parameter again.
+        (known && !key.is_empty() && (closed || own != Some(key.as_str()))).then_some(key)
     })
 }
 
@@ -354,7 +359,7 @@ fn opens_a_comment(text: &str) -> bool {
 /// `null`, `None`, `undefined`, `nil` in any case: JSON's, Python's, JavaScript's and Go's or
 /// Ruby's word for no value.
 fn is_null_word(text: &str) -> bool {
-    ["null", "none", "undefined", "nil"].iter().any(|word| text.eq_ignore_ascii_case(word))
+    lexeme::is_null_word(text)
 }
 
 /// Whether a parameter's text is a JSON object whose keys are all the tool's own

@@ -158,6 +158,12 @@ pub fn spot_after(before: Option<char>) -> Option<EscapeSpot> {
     }
 }
 
+/// `null`, `None`, `undefined`, `nil` in any case: JSON's, Python's, JavaScript's and Go's or
+/// Ruby's word for no value.
+pub fn is_null_word(text: &str) -> bool {
+    ["null", "none", "undefined", "nil"].iter().any(|word| text.eq_ignore_ascii_case(word))
+}
+
 /// Signs a path's parts end in before a backslash.
 pub const PATH_SIGNS: [char; 6] = ['.', '~', '%', '}', ')', '$'];
 
@@ -172,7 +178,8 @@ pub fn text_starts_with_word(bytes: &[u8]) -> bool {
 }
 
 /// Of letter escapes in `text` (each at its offset, with the escape's letter and its spot, in
-/// order), the first that may be a path's backslash: after a space any of them (`cd \nginx`);
+/// order), the first that may be a path's backslash: after a space any of them (`cd \nginx`),
+/// but a `\n` in text `over_lines` (another line break in it) only as inside a word;
 /// inside a word or after a path's opening sign a `\t` or `\r` (`cd src\tests`), or a `\n` in a
 /// word whose rest names a file (a `.` before a letter: `docs\new\readme.txt`,
 /// `src\notes.md:12`) or that keeps a backslash of its own (`C:\\x\new`) — `line1\nline2` is
@@ -185,6 +192,7 @@ pub fn path_like_escape(
     escapes: impl Iterator<Item = (usize, u8, EscapeSpot)>,
     blank: impl Fn(u8) -> bool,
     kept: &[u8],
+    over_lines: bool,
 ) -> Option<usize> {
     let bytes = text.as_bytes();
     // The end of the word read last, and whether the rest of it from its first escape names a
@@ -192,7 +200,9 @@ pub fn path_like_escape(
     let mut word: Option<(usize, bool)> = None;
     for (at, letter, spot) in escapes {
         match spot {
-            EscapeSpot::AfterBlank => return Some(at),
+            // In text over lines (SQL's `name \nFROM`, markdown's hard break) a line break after a
+            // space may be one: asked as inside a word.
+            EscapeSpot::AfterBlank if letter != b'n' || !over_lines => return Some(at),
             EscapeSpot::InsideWord | EscapeSpot::AfterOpener if letter != b'n' => return Some(at),
             EscapeSpot::AtStart if letter == b'r' || !bytes.iter().any(|&b| blank(b)) => return Some(at),
             _ => {}
@@ -230,7 +240,7 @@ mod tests {
             let bytes = text.as_bytes();
             let escapes = memchr::memchr_iter(b'\\', bytes)
                 .filter_map(|at| escape_spot(&text[..at], bytes, at).map(|spot| (at, bytes[at + 1], spot)));
-            path_like_escape(text, escapes, raw_blank, b"\\\\")
+            path_like_escape(text, escapes, raw_blank, b"\\\\", text.matches("\\n").count() > 1)
         };
         assert_eq!(first("cd src\\tests"), Some(6));
         assert_eq!(first("type docs\\new\\readme.txt now"), Some(9));
@@ -245,6 +255,8 @@ mod tests {
         assert_eq!(first("\\tests"), Some(0), "the whole string one word");
         assert_eq!(first("\\notes.txt now"), Some(0), "a file's name at the start");
         assert_eq!(first("\\treturn nil"), None, "an indented line at the start");
+        assert_eq!(first("SELECT id \\nFROM t \\nWHERE x"), None, "text over lines");
+        assert_eq!(first("SELECT id \\nFROM t \\nWHERE x \\tAND y"), Some(29), "a tab after a space");
     }
 
     #[test]

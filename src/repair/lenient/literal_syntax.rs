@@ -30,8 +30,7 @@ pub(super) fn foreign_literal(text: &str) -> Option<&'static str> {
 /// cases) spell it. JSON's `null`, Python's `None` and JavaScript's `undefined` have readings
 /// of their own (a literal, a member left out).
 pub(super) fn is_other_null_word(text: &str) -> bool {
-    let word = ["null", "none", "undefined", "nil"].iter().any(|word| text.eq_ignore_ascii_case(word));
-    word && !matches!(text, "null" | "None" | "undefined")
+    crate::repair::lexeme::is_null_word(text) && !matches!(text, "null" | "None" | "undefined")
 }
 
 /// `` `git status` ``, ```` ```…``` ````: the same backtick opens and closes the value.
@@ -98,47 +97,88 @@ fn is_heredoc(text: &str) -> bool {
     !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !rest.trim().is_empty()
 }
 
-/// Whether the end of `text` (a bare run read so far) lies inside the body of a shell heredoc
-/// the text opened (`cat > f <<'EOF'⏎---⏎`) whose terminating line has not come, or inside a
-/// shell single-quoted string that runs over lines (`git commit -m 'feat: x⏎⏎`): key-shaped
-/// lines there are the document's (`description: …` in front matter), whatever the schema says.
-pub(super) fn inside_shell_quoting(text: &str) -> bool {
-    let mut awaited: Vec<(String, bool)> = Vec::new();
-    let mut lines = text.split('\n').peekable();
-    let mut quotes = 0;
-    while let Some(line) = lines.next() {
-        if awaited.is_empty() {
-            quotes += shell_quotes(line);
+/// Whether a place in a bare run lies inside the body of a shell heredoc the run opened
+/// (`cat > f <<'EOF'⏎---⏎`) whose terminating line has not come, or inside a shell
+/// single-quoted string that runs over lines (`git commit -m 'feat: x⏎⏎`): key-shaped lines
+/// there are the document's (`description: …` in front matter), whatever the schema says. The
+/// parser asks at places further and further on: each line is read once, so a long run with a
+/// key-shaped line on every line costs linear time.
+#[derive(Debug, Default)]
+pub(super) struct ShellQuoting {
+    /// Where the run read starts.
+    start: usize,
+    /// Where the line being read starts, and how far its quotes are read.
+    line_start: usize,
+    read_to: usize,
+    /// The shell string open where the reading stopped.
+    quote: Quote,
+    /// The heredocs opened and not ended: each one's word, and whether tabs may precede it.
+    awaited: Vec<(String, bool)>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum Quote {
+    #[default]
+    None,
+    Single,
+    Double,
+}
+
+impl ShellQuoting {
+    fn new(start: usize) -> Self {
+        ShellQuoting { start, line_start: start, read_to: start, ..ShellQuoting::default() }
+    }
+
+    /// Whether `at` in `src`, in the bare run from `start`, lies inside such a body or string.
+    pub(super) fn inside(&mut self, src: &str, start: usize, at: usize) -> bool {
+        if self.start != start || at < self.read_to {
+            *self = ShellQuoting::new(start);
         }
-        if lines.peek().is_none() {
-            // The line being read: a body starts only on the line after its opener.
-            break;
+        while let Some(end) = memchr::memchr(b'\n', &src.as_bytes()[self.read_to..at]).map(|n| self.read_to + n) {
+            self.read_quotes(src, end);
+            self.finish_line(&src[self.line_start..end]);
+            (self.line_start, self.read_to) = (end + 1, end + 1);
         }
+        self.read_quotes(src, at);
+        !self.awaited.is_empty() || self.quote == Quote::Single
+    }
+
+    /// Follows the shell's quotes up to `to`, outside heredoc bodies: a `'` opens a string
+    /// unless it is an apostrophe between letters (`don't`); inside `"…"` it is text.
+    fn read_quotes(&mut self, src: &str, to: usize) {
+        let from = std::mem::replace(&mut self.read_to, to);
+        if !self.awaited.is_empty() {
+            return;
+        }
+        let letter = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        for (n, byte) in src.as_bytes()[from..to].iter().enumerate() {
+            let at = from + n;
+            self.quote = match (self.quote, byte) {
+                (Quote::None, b'"') => Quote::Double,
+                (Quote::Double, b'"') if src.as_bytes()[at - 1] != b'\\' => Quote::None,
+                (Quote::None, b'\'')
+                    if !(letter(src[..at].chars().next_back()) && letter(src[at + 1..].chars().next())) =>
+                {
+                    Quote::Single
+                }
+                (Quote::Single, b'\'') => Quote::None,
+                (quote, _) => quote,
+            };
+        }
+    }
+
+    fn finish_line(&mut self, line: &str) {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if let Some((word, tabs)) = awaited.first() {
+        if let Some((word, tabs)) = self.awaited.first() {
             // Bash ends the body at a line that is the word exactly (`<<-`: after leading tabs).
             let line = if *tabs { line.trim_start_matches('\t') } else { line };
             if line == word {
-                awaited.remove(0);
+                self.awaited.remove(0);
             }
-            continue;
+            return;
         }
-        awaited.extend(heredoc_words(line));
+        self.awaited.extend(heredoc_words(line));
     }
-    !awaited.is_empty() || quotes % 2 == 1
-}
-
-/// The `'` of `line` that open or close a shell string: not an apostrophe between letters
-/// (`don't`).
-fn shell_quotes(line: &str) -> usize {
-    let chars: Vec<char> = line.chars().collect();
-    (0..chars.len())
-        .filter(|&at| chars[at] == '\'')
-        .filter(|&at| {
-            let letter = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
-            !(at > 0 && letter(chars.get(at - 1)) && letter(chars.get(at + 1)))
-        })
-        .count()
 }
 
 /// The terminating words of the heredocs a command line opens, with whether `<<-` lets tabs
@@ -158,9 +198,14 @@ fn heredoc_words(line: &str) -> Vec<(String, bool)> {
         let marker = marker.strip_prefix('\\').or_else(|| marker.strip_prefix('$')).unwrap_or(marker);
         let quote = marker.chars().next().filter(|c| matches!(c, '\'' | '"'));
         let body = quote.map_or(marker, |q| &marker[q.len_utf8()..]);
-        let len = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).unwrap_or(body.len());
+        // A quoted word runs to its quote (`'E O'`); an unquoted one to a blank or a shell
+        // metacharacter (`E-1`, `END.txt`).
+        let len = match quote {
+            Some(q) => body.find(q).unwrap_or(body.len()),
+            None => body.find(|c: char| c.is_whitespace() || "<>|&;()'\"".contains(c)).unwrap_or(body.len()),
+        };
         // A word as heredocs are named (`EOF`, `END_SQL`, `$END` quoted), not a shift's operand (`1 << 2`).
-        if body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || (c == '$' && quote.is_some())) {
+        if len > 0 && (quote.is_some() || body.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')) {
             words.push((body[..len].to_string(), tabs));
         }
         rest = &body[len..];
@@ -220,8 +265,10 @@ mod tests {
             "cat > f <<EOF\n\tEOF\n",
             "cat > f <<EOF\nEOF \n",
             "git commit -m 'feat: x\n\n",
+            "cat > f <<E-1\nx\n",
+            "cat > f <<'E O'\nx\n",
         ] {
-            assert!(inside_shell_quoting(text), "{text:?}");
+            assert!(ShellQuoting::default().inside(text, 0, text.len()), "{text:?}");
         }
         for text in [
             "npm test\n",
@@ -229,11 +276,13 @@ mod tests {
             "cat <<-END\nx\n\tEND\n",
             "git commit -m 'feat: x'\n",
             "echo don't\n",
+            "echo \"users' guide\", ",
+            "cat > f <<E-1\nx\nE-1\n",
             "grep x <<< \"$y\"\n",
             "cat <<EOF",
             "echo $((1 << 2))\n",
         ] {
-            assert!(!inside_shell_quoting(text), "{text:?}");
+            assert!(!ShellQuoting::default().inside(text, 0, text.len()), "{text:?}");
         }
     }
 }

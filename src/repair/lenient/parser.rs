@@ -113,8 +113,9 @@ pub(super) struct Parser<'s> {
     kept_as_text: Option<usize>,
     /// See [`Document::kept_in_nested`].
     kept_in_nested: Vec<KeptMember>,
-    /// Where the bare run being read starts.
+    /// Where the bare run being read starts, and its heredocs and quotes read so far.
     run_start: usize,
+    shell_quoting: literal_syntax::ShellQuoting,
     /// Where a double-quoted string first held an escape Python reads and JSON lacks.
     python_escape_at: Option<usize>,
     /// Where a written-out escape at a value's start was kept as the value's text.
@@ -209,6 +210,7 @@ pub fn parse_reading(
         text_as_member: Vec::new(),
         kept_in_nested: Vec::new(),
         run_start: 0,
+        shell_quoting: literal_syntax::ShellQuoting::default(),
         python_escape_at: None,
         text_members: Vec::new(),
         kept_as_text: None,
@@ -339,6 +341,14 @@ impl<'s> Parser<'s> {
             self.kept_as_text.get_or_insert(q);
             return false;
         }
+        if self.shell_quoting.inside(self.src, self.run_start, q) {
+            // A heredoc's body, its terminator still to come, or a shell string over lines: the
+            // line is the document's, whatever shape it has. Should the text reading fit, the
+            // key-shaped line still puts it in doubt.
+            self.kept_as_text.get_or_insert(q);
+            *declined = Some(q);
+            return false;
+        }
         if after_comma && key.quoted && key.colon && key.strong {
             return true;
         }
@@ -350,13 +360,6 @@ impl<'s> Parser<'s> {
             return true;
         }
         if *declined == Some(q) {
-            return false;
-        }
-        if literal_syntax::inside_shell_quoting(&self.src[self.run_start..q]) {
-            // A heredoc's body, its terminator still to come: the line is the document's. Should
-            // the text reading fit, the key-shaped line still puts it in doubt.
-            self.kept_as_text.get_or_insert(q);
-            *declined = Some(q);
             return false;
         }
         if self.choices.choose(2) == TAKE_AS_STRUCTURE {
@@ -490,14 +493,15 @@ impl<'s> Parser<'s> {
     }
 
     /// Whether the document is written in Python's syntax: a single-quoted string, or `True`,
-    /// `False` or `None` as a member's value.
+    /// `False` or `None` as a value (after `:`, `[` or `,`, line breaks between; before a
+    /// separator, a closer or the end).
     fn reads_as_python(&self) -> bool {
         self.productions.contains(Production::SingleString)
             || ["True", "False", "None"].iter().any(|word| {
                 self.src.match_indices(word).any(|(at, _)| {
-                    let before = self.src[..at].trim_end_matches([' ', '\t']);
-                    let after = self.src[at + word.len()..].trim_start_matches([' ', '\t']);
-                    before.ends_with(':') && (after.is_empty() || after.starts_with([',', '}', '\n', '\r']))
+                    let before = self.src[..at].trim_end();
+                    let after = self.src[at + word.len()..].trim_start();
+                    before.ends_with([':', '[', ',']) && (after.is_empty() || after.starts_with([',', '}', ']']))
                 })
             })
     }
@@ -1413,7 +1417,8 @@ impl<'s> Parser<'s> {
                 start,
             ));
         }
-        if runs_to_end && !self.frames.is_empty() && !text.contains('\n') {
+        let python_literal = matches!(text.trim(), "True" | "False" | "None");
+        if runs_to_end && !self.frames.is_empty() && !text.contains('\n') && !python_literal {
             // `{"command": rm -rf ~/` and the end, nothing closed: as a number's digits, the
             // words may go on (`~/project/build`), and the value is cut.
             return Err(SyntaxError::new(

@@ -178,7 +178,10 @@ impl Parser<'_> {
         }
         let body = &self.src[open + 1..end - 1];
         let letters = word_escapes.iter().map(|&(at, spot)| (at - open - 1, bytes[at + 1], spot));
-        if let Some(at) = lexeme::path_like_escape(body, letters, |b| matches!(b, b' ' | b'\t' | b'\n'), b"\\\\") {
+        let over_lines = body.contains('\n') || body.matches("\\n").count() > 1;
+        if let Some(at) =
+            lexeme::path_like_escape(body, letters, |b| matches!(b, b' ' | b'\t' | b'\n'), b"\\\\", over_lines)
+        {
             // A word of the text, a path or a name: `src\tests` is a path's backslash as often
             // as a tab.
             return Err(SyntaxError::new(
