@@ -77,21 +77,38 @@ pub fn escape_json_lacks(raw: &str) -> Option<usize> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            quote @ (b'"' | b'\'') => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    if bytes[i] == b'\\' && matches!(bytes.get(i + 1), Some(b'v' | b'0' | b'x')) {
-                        return Some(i);
+            b'"' | b'\'' => {
+                let mut found = None;
+                i = string_end(bytes, i, |at| {
+                    if found.is_none() && matches!(bytes.get(at + 1), Some(b'v' | b'0' | b'x')) {
+                        found = Some(at);
                     }
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                });
+                if found.is_some() {
+                    return found;
                 }
-                i += 1;
             }
             b'/' => i = after_comment(raw, i),
             _ => i += 1,
         }
     }
     None
+}
+
+/// Where the string opened by the quote at `open` ends (past its closing quote), calling
+/// `escape` with each backslash's offset on the way (the escaped character is stepped over).
+fn string_end(bytes: &[u8], open: usize, mut escape: impl FnMut(usize)) -> usize {
+    let quote = bytes[open];
+    let mut i = open + 1;
+    while i < bytes.len() && bytes[i] != quote {
+        if bytes[i] == b'\\' {
+            escape(i);
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    i + 1
 }
 
 /// Where the comment at `i` ends (past its `*/` or before its line break), or `i + 1` when no
@@ -205,13 +222,7 @@ fn number_tokens(raw: &str) -> Vec<String> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            quote @ (b'"' | b'\'') => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
+            b'"' | b'\'' => i = string_end(bytes, i, |_| {}),
             b'/' if matches!(bytes.get(i + 1), Some(b'/' | b'*')) => i = after_comment(raw, i),
             byte if (byte.is_ascii_digit() || matches!(byte, b'-' | b'+' | b'.'))
                 && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'$'))) =>
